@@ -1,0 +1,147 @@
+/* arena.c - chunked bump allocator (see sg_arena.h). */
+#include "sg_arena.h"
+#include "sg_alloc.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define ARENA_ALIGN 16
+#define ARENA_FIRST_CHUNK (16 * 1024)
+#define ARENA_MAX_CHUNK (4 * 1024 * 1024)
+
+struct chunk {
+    struct chunk *next;
+    size_t size; /* usable bytes after the header */
+    size_t used;
+    _Alignas(ARENA_ALIGN) unsigned char data[];
+};
+
+struct sg_arena {
+    struct chunk *head; /* the chunk being filled; older chunks follow */
+    size_t next_size;
+    size_t footprint;
+};
+
+sg_arena *sg_arena_create(void)
+{
+    sg_arena *a = sg_calloc(1, sizeof *a);
+    if (a)
+        a->next_size = ARENA_FIRST_CHUNK;
+    return a;
+}
+
+void sg_arena_free(sg_arena *arena)
+{
+    if (!arena)
+        return;
+    struct chunk *c = arena->head;
+    while (c) {
+        struct chunk *next = c->next;
+        sg_free(c);
+        c = next;
+    }
+    sg_free(arena);
+}
+
+static struct chunk *chunk_new(size_t size)
+{
+    if (size > SIZE_MAX - sizeof(struct chunk))
+        return NULL;
+    struct chunk *c = sg_malloc(sizeof *c + size);
+    if (c) {
+        c->next = NULL;
+        c->size = size;
+        c->used = 0;
+    }
+    return c;
+}
+
+void *sg_arena_alloc(sg_arena *arena, size_t size)
+{
+    size_t need = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+    if (need < size)
+        return NULL;
+    if (need == 0)
+        need = ARENA_ALIGN;
+    struct chunk *c = arena->head;
+    if (c && c->size - c->used >= need) {
+        void *p = c->data + c->used;
+        c->used += need;
+        return p;
+    }
+    if (need > arena->next_size / 4) {
+        /* A big block gets a chunk of its own placed behind the current one,
+         * so the space left in the current chunk is not wasted. */
+        struct chunk *big = chunk_new(need);
+        if (!big)
+            return NULL;
+        big->used = need;
+        arena->footprint += need;
+        if (c) {
+            big->next = c->next;
+            c->next = big;
+        } else {
+            arena->head = big;
+        }
+        return big->data;
+    }
+    struct chunk *fresh = chunk_new(arena->next_size);
+    if (!fresh)
+        return NULL;
+    arena->footprint += arena->next_size;
+    if (arena->next_size < ARENA_MAX_CHUNK)
+        arena->next_size *= 2;
+    fresh->next = c;
+    arena->head = fresh;
+    fresh->used = need;
+    return fresh->data;
+}
+
+void *sg_arena_calloc(sg_arena *arena, size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        return NULL;
+    void *p = sg_arena_alloc(arena, count * size);
+    if (p)
+        memset(p, 0, count * size);
+    return p;
+}
+
+char *sg_arena_strndup(sg_arena *arena, const char *s, size_t len)
+{
+    char *p = sg_arena_alloc(arena, len + 1);
+    if (p) {
+        memcpy(p, s, len);
+        p[len] = '\0';
+    }
+    return p;
+}
+
+char *sg_arena_strdup(sg_arena *arena, const char *s)
+{
+    return s ? sg_arena_strndup(arena, s, strlen(s)) : NULL;
+}
+
+void *sg_arena_memdup(sg_arena *arena, const void *p, size_t len)
+{
+    void *q = sg_arena_alloc(arena, len);
+    if (q && len)
+        memcpy(q, p, len);
+    return q;
+}
+
+void *sg_arena_grow(sg_arena *arena, const void *old, size_t old_count, size_t new_count,
+                    size_t item_size)
+{
+    if (item_size && new_count > SIZE_MAX / item_size)
+        return NULL;
+    void *p = sg_arena_alloc(arena, new_count * item_size);
+    if (p && old_count)
+        memcpy(p, old, (old_count < new_count ? old_count : new_count) * item_size);
+    return p;
+}
+
+size_t sg_arena_footprint(const sg_arena *arena)
+{
+    return arena->footprint;
+}

@@ -1,0 +1,42 @@
+/*
+ * ir_impl.h - functions shared by the files of graph/ (not installed).
+ */
+#ifndef SG_IR_IMPL_H
+#define SG_IR_IMPL_H
+
+#include "sg_ir.h"
+#include "strmap.h"
+
+/* A new graph in m's arena with empty maps. */
+sg_graph *sg__graph_create(sg_model *m, enum sg_graph_kind kind, sg_graph *parent, sg_node *owner);
+
+/* Release the maps of g and of every graph nested in it (arena memory stays). */
+void sg__graph_release(sg_graph *g);
+
+/* Record `name` as used in the model (for fresh names). */
+sg_status sg__name_reserve(sg_model *m, const char *name);
+bool sg__name_used(const sg_model *m, const char *name);
+
+/* Use-list edits: add appends (node, index); drop removes one matching entry
+ * and, when a capture value ends up unused, removes the capture too. */
+sg_status sg__value_add_use(sg_value *v, sg_node *n, int32_t index);
+void sg__value_drop_use(sg_value *v, sg_node *n, int32_t index);
+
+/* Create a value in g without checking the model-wide name set (loader). */
+sg_value *sg__value_new(sg_graph *g, const char *name);
+
+/* Register node n under its name in g's node map. */
+sg_status sg__node_map_add(sg_graph *g, sg_node *n);
+
+/* Append to an arena array of pointers with capacity doubling. */
+sg_status sg__ptr_push(sg_arena *a, void ***arr, uint32_t *n, uint32_t *cap, void *item);
+
+/* Release the implicit uses held by the captures of subgraph `sub` / of
+ * every subgraph of n (the captures are detached, their map entries stay). */
+void sg__graph_release_captures(sg_graph *sub);
+void sg__node_release_captures(sg_node *n);
+
+/* Map an opset domain spelling to the canonical one ("" for ai.onnx). */
+const char *sg__canon_domain(const char *domain);
+
+#endif

@@ -1,0 +1,206 @@
+/* ir_model.c - model lifecycle, opsets, metadata, names and blobs. */
+#include "ir_impl.h"
+#include "sg_alloc.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+sg_model *sg_model_create(void)
+{
+    sg_model *m = sg_calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->arena = sg_arena_create();
+    m->names = sg_calloc(1, sizeof(struct sg__strmap));
+    if (!m->arena || !m->names)
+        goto fail;
+    m->graph = sg__graph_create(m, SG_GRAPH_MAIN, NULL, NULL);
+    if (!m->graph)
+        goto fail;
+    return m;
+fail:
+    sg_model_free(m);
+    return NULL;
+}
+
+static void release_graph_list(sg_graph *g)
+{
+    if (g)
+        sg__graph_release(g);
+}
+
+void sg_model_free(sg_model *m)
+{
+    if (!m)
+        return;
+    release_graph_list(m->graph);
+    for (size_t i = 0; i < m->n_functions; i++)
+        release_graph_list(m->functions[i].body);
+    for (size_t i = 0; i < m->n_training; i++) {
+        release_graph_list(m->training[i].initialization);
+        release_graph_list(m->training[i].algorithm);
+    }
+    for (size_t i = 0; i < m->n_owned; i++)
+        sg_blob_unref(m->owned[i]->owner);
+    sg_free(m->owned);
+    for (size_t i = 0; i < m->n_mappings; i++)
+        sg_blob_unref(m->mappings[i]);
+    sg_free(m->mappings);
+    if (m->names) {
+        sg__strmap_free(m->names);
+        sg_free(m->names);
+    }
+    sg_free(m->path);
+    sg_free(m->dir);
+    sg_arena_free(m->arena);
+    sg_free(m);
+}
+
+const char *sg__canon_domain(const char *domain)
+{
+    if (!domain || strcmp(domain, "ai.onnx") == 0)
+        return "";
+    return domain;
+}
+
+int64_t sg_model_opset(const sg_model *m, const char *domain)
+{
+    const char *want = sg__canon_domain(domain);
+    for (size_t i = 0; i < m->n_opsets; i++)
+        if (strcmp(sg__canon_domain(m->opsets[i].domain), want) == 0)
+            return m->opsets[i].has_version ? m->opsets[i].version : 0;
+    return 0;
+}
+
+sg_status sg_model_set_opset(sg_model *m, const char *domain, int64_t version)
+{
+    const char *want = sg__canon_domain(domain);
+    for (size_t i = 0; i < m->n_opsets; i++) {
+        if (strcmp(sg__canon_domain(m->opsets[i].domain), want) == 0) {
+            m->opsets[i].has_version = true;
+            m->opsets[i].version = version;
+            return SG_OK;
+        }
+    }
+    sg_opset *grown =
+        sg_arena_grow(m->arena, m->opsets, m->n_opsets, m->n_opsets + 1, sizeof *m->opsets);
+    if (!grown)
+        return SG_ENOMEM;
+    sg_opset *o = &grown[m->n_opsets];
+    memset(o, 0, sizeof *o);
+    o->domain = sg_arena_strdup(m->arena, domain ? domain : "");
+    if (!o->domain)
+        return SG_ENOMEM;
+    o->has_version = true;
+    o->version = version;
+    m->opsets = grown;
+    m->n_opsets++;
+    return SG_OK;
+}
+
+const char *sg_model_metadata(const sg_model *m, const char *key)
+{
+    for (size_t i = 0; i < m->n_metadata; i++)
+        if (m->metadata[i].key && strcmp(m->metadata[i].key, key) == 0)
+            return m->metadata[i].value;
+    return NULL;
+}
+
+sg_status sg_model_set_metadata(sg_model *m, const char *key, const char *value)
+{
+    const char *v = sg_arena_strdup(m->arena, value);
+    if (!v)
+        return SG_ENOMEM;
+    for (size_t i = 0; i < m->n_metadata; i++) {
+        if (m->metadata[i].key && strcmp(m->metadata[i].key, key) == 0) {
+            m->metadata[i].value = v;
+            return SG_OK;
+        }
+    }
+    sg_kv *grown =
+        sg_arena_grow(m->arena, m->metadata, m->n_metadata, m->n_metadata + 1, sizeof *m->metadata);
+    const char *k = sg_arena_strdup(m->arena, key);
+    if (!grown || !k)
+        return SG_ENOMEM;
+    grown[m->n_metadata].key = k;
+    grown[m->n_metadata].value = v;
+    m->metadata = grown;
+    m->n_metadata++;
+    return SG_OK;
+}
+
+const char *sg_model_strdup(sg_model *m, const char *s)
+{
+    return sg_arena_strdup(m->arena, s);
+}
+
+sg_status sg__name_reserve(sg_model *m, const char *name)
+{
+    if (!name || !*name)
+        return SG_OK;
+    return sg__strmap_put(m->names, name, (void *)name);
+}
+
+bool sg__name_used(const sg_model *m, const char *name)
+{
+    return sg__strmap_get(m->names, name) != NULL;
+}
+
+const char *sg_model_fresh_name(sg_model *m, const char *base)
+{
+    if (!base || !*base)
+        base = "sg";
+    const char *name = NULL;
+    if (!sg__name_used(m, base)) {
+        name = sg_arena_strdup(m->arena, base);
+    } else {
+        size_t len = strlen(base) + 24;
+        char *buf = sg_arena_alloc(m->arena, len);
+        if (!buf)
+            return NULL;
+        do {
+            snprintf(buf, len, "%s_%llu", base, (unsigned long long)++m->fresh);
+        } while (sg__name_used(m, buf));
+        name = buf;
+    }
+    if (!name || sg__name_reserve(m, name) != SG_OK)
+        return NULL;
+    return name;
+}
+
+sg_blob *sg_blob_create(size_t size)
+{
+    sg_blob *b = sg_calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->data = sg_malloc(size);
+    if (!b->data) {
+        sg_free(b);
+        return NULL;
+    }
+    b->refs = 1;
+    b->size = size;
+    return b;
+}
+
+void sg_blob_ref(sg_blob *blob)
+{
+    if (blob)
+        blob->refs++;
+}
+
+void sg_blob_unref(sg_blob *blob)
+{
+    if (!blob || --blob->refs > 0)
+        return;
+    if (blob->mapped) {
+        if (blob->size)
+            munmap(blob->data, blob->size);
+    } else {
+        sg_free(blob->data);
+    }
+    sg_free(blob->path);
+    sg_free(blob->real);
+    sg_free(blob);
+}

@@ -1,0 +1,208 @@
+/* ir_tensor.c - tensor payload access in native layout. */
+#include "ir_impl.h"
+#include "sg_alloc.h"
+
+#include <stdint.h>
+#include <string.h>
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "ONNX raw data is little-endian; big-endian hosts need byte swapping");
+
+int64_t sg_tensor_numel(const sg_tensor *t)
+{
+    int64_t n = 1;
+    for (uint32_t i = 0; i < t->rank; i++) {
+        if (t->dims[i] < 0)
+            return -1;
+        if (t->dims[i] && n > INT64_MAX / t->dims[i])
+            return -1;
+        n *= t->dims[i];
+    }
+    return n;
+}
+
+size_t sg_tensor_nbytes(const sg_tensor *t)
+{
+    int64_t n = sg_tensor_numel(t);
+    size_t es = sg_dtype_size(t->dtype);
+    if (n < 0 || !es || (uint64_t)n > SIZE_MAX / es)
+        return 0;
+    return (size_t)n * es;
+}
+
+bool sg_tensor_is_external(const sg_tensor *t)
+{
+    return t->has_data_location && t->data_location == 1;
+}
+
+static const char *tname(const sg_tensor *t)
+{
+    return t->name ? t->name : "(unnamed)";
+}
+
+/* Narrow int32_data / uint64_data entries to the element width. */
+static void *narrow(sg_model *m, const void *src, size_t count, size_t src_size, size_t dst_size)
+{
+    uint8_t *dst = sg_arena_alloc(m->arena, count * dst_size);
+    if (!dst)
+        return NULL;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t v;
+        if (src_size == 4) {
+            int32_t x;
+            memcpy(&x, (const uint8_t *)src + i * 4, 4);
+            v = (uint64_t)(int64_t)x;
+        } else {
+            memcpy(&v, (const uint8_t *)src + i * 8, 8);
+        }
+        memcpy(dst + i * dst_size, &v, dst_size); /* little-endian: low bytes first */
+    }
+    return dst;
+}
+
+const void *sg_tensor_data(sg_model *m, sg_tensor *t, size_t *nbytes, struct sg_diag *diag)
+{
+    int64_t numel = sg_tensor_numel(t);
+    size_t es = sg_dtype_size(t->dtype);
+    if (numel < 0) {
+        sg_diag_set(diag, SG_ERANGE, "tensor '%s' has a negative or overflowing dimension",
+                    tname(t));
+        return NULL;
+    }
+    if (!es) {
+        sg_diag_set(diag, SG_EUNSUPPORTED, "tensor '%s' of type %s has no fixed-size data",
+                    tname(t), sg_dtype_name(t->dtype));
+        return NULL;
+    }
+    if ((uint64_t)numel > SIZE_MAX / es) {
+        sg_diag_set(diag, SG_ETOOBIG, "tensor '%s' is too large", tname(t));
+        return NULL;
+    }
+    size_t want = (size_t)numel * es;
+    *nbytes = want;
+    if (t->native)
+        return t->native;
+
+    const void *src = NULL;
+    size_t have = 0, count = 0, src_size = 0;
+    bool direct = false;
+    if (sg_tensor_is_external(t)) {
+        if (!t->ext_data && want) {
+            sg_diag_set(diag, SG_ENOTFOUND, "external data of tensor '%s' is not loaded", tname(t));
+            return NULL;
+        }
+        src = t->ext_data;
+        have = t->ext_len;
+        direct = true;
+    } else if (t->has_raw) {
+        src = t->raw;
+        have = t->raw_len;
+        direct = true;
+    } else {
+        size_t per = (t->dtype == SG_DTYPE_COMPLEX64 || t->dtype == SG_DTYPE_COMPLEX128) ? 2 : 1;
+        switch (t->dtype) {
+        case SG_DTYPE_FLOAT:
+        case SG_DTYPE_COMPLEX64:
+            src = t->float_data, count = t->n_float, src_size = 4, direct = true;
+            break;
+        case SG_DTYPE_DOUBLE:
+        case SG_DTYPE_COMPLEX128:
+            src = t->double_data, count = t->n_double, src_size = 8, direct = true;
+            break;
+        case SG_DTYPE_INT64:
+            src = t->int64_data, count = t->n_int64, src_size = 8, direct = true;
+            break;
+        case SG_DTYPE_UINT64:
+            src = t->uint64_data, count = t->n_uint64, src_size = 8, direct = true;
+            break;
+        case SG_DTYPE_INT32:
+            src = t->int32_data, count = t->n_int32, src_size = 4, direct = true;
+            break;
+        case SG_DTYPE_UINT32:
+            src = t->uint64_data, count = t->n_uint64, src_size = 8;
+            break;
+        default: /* 8/16-bit types and bool travel in int32_data */
+            src = t->int32_data, count = t->n_int32, src_size = 4;
+            break;
+        }
+        if (count != (size_t)numel * per) {
+            sg_diag_set(diag, SG_ESHAPE, "tensor '%s' has %zu data elements but its dims need %lld",
+                        tname(t), count, (long long)numel * (long long)per);
+            return NULL;
+        }
+        have = direct ? count * src_size : want;
+    }
+    if (have != want) {
+        sg_diag_set(diag, SG_ESHAPE, "tensor '%s' has %zu bytes of data but its dims need %zu",
+                    tname(t), have, want);
+        return NULL;
+    }
+    if (want == 0) {
+        t->native = sg_arena_alloc(m->arena, 0);
+        return t->native;
+    }
+    if (direct) {
+        size_t align = es >= 8 ? 8 : es;
+        if (((uintptr_t)src & (align - 1)) == 0)
+            return src;
+        t->native = sg_arena_memdup(m->arena, src, want); /* misaligned external data */
+    } else {
+        t->native = narrow(m, src, want / es, src_size, es);
+    }
+    if (!t->native)
+        sg_diag_set(diag, SG_ENOMEM, "out of memory reading tensor '%s'", tname(t));
+    return t->native;
+}
+
+sg_status sg_tensor_set_raw(sg_model *m, sg_tensor *t, const void *data, size_t nbytes,
+                            sg_blob *owner)
+{
+    if (owner && !t->listed) {
+        if (m->n_owned == m->cap_owned) {
+            size_t cap = m->cap_owned ? m->cap_owned * 2 : 16;
+            sg_tensor **grown = sg_realloc(m->owned, cap * sizeof *grown);
+            if (!grown)
+                return SG_ENOMEM;
+            m->owned = grown;
+            m->cap_owned = cap;
+        }
+        m->owned[m->n_owned++] = t;
+        t->listed = true;
+    }
+    sg_blob_ref(owner);
+    sg_blob_unref(t->owner);
+    t->owner = owner;
+    t->has_raw = true;
+    t->raw = data;
+    t->raw_len = nbytes;
+    t->float_data = NULL, t->n_float = 0;
+    t->int32_data = NULL, t->n_int32 = 0;
+    t->int64_data = NULL, t->n_int64 = 0;
+    t->double_data = NULL, t->n_double = 0;
+    t->uint64_data = NULL, t->n_uint64 = 0;
+    t->string_data = NULL, t->n_string = 0;
+    t->has_data_location = false;
+    t->data_location = 0;
+    t->external = NULL, t->n_external = 0;
+    t->ext_data = NULL, t->ext_len = 0, t->ext_blob = NULL;
+    t->native = NULL;
+    return SG_OK;
+}
+
+sg_tensor *sg_tensor_create(sg_model *m, const char *name, int32_t dtype, const int64_t *dims,
+                            uint32_t rank)
+{
+    sg_tensor *t = sg_arena_calloc(m->arena, 1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->name = sg_arena_strdup(m->arena, name);
+    if (name && !t->name)
+        return NULL;
+    t->has_dtype = true;
+    t->dtype = dtype;
+    t->rank = rank;
+    t->dims = sg_arena_memdup(m->arena, dims, rank * sizeof *dims);
+    if (!t->dims)
+        return NULL;
+    return t;
+}

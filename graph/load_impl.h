@@ -1,0 +1,23 @@
+/*
+ * load_impl.h - helpers of the loader and saver (internal to graph/).
+ */
+#ifndef SG_LOAD_IMPL_H
+#define SG_LOAD_IMPL_H
+
+#include "sg_ir.h"
+
+#include <stddef.h>
+
+/* Refuse protobuf input nested deeper than the unpacker can safely recurse. */
+sg_status sg__check_depth(const void *data, size_t len, struct sg_diag *diag);
+
+/* Map the external data of every tensor of m (model folder m->dir). */
+sg_status sg__resolve_external(sg_model *m, struct sg_diag *diag);
+
+/* Folder part of a path ("." when none), sg_malloc'd. */
+char *sg__dirname(const char *path);
+
+/* "[2,3,4]" in a static per-thread buffer, for messages. */
+const char *sg__dims_str(const int64_t *dims, uint32_t rank);
+
+#endif

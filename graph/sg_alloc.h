@@ -1,0 +1,37 @@
+/*
+ * sg_alloc.h - the one allocator every surgeon module goes through.
+ *
+ * All heap memory of the library comes from sg_malloc/sg_calloc/sg_realloc
+ * and returns through sg_free, so that tests can make the N-th allocation
+ * fail (sg_alloc_fail_at) and check that every error path cleans up: the
+ * count of live blocks must return to where it was.
+ */
+#ifndef SG_ALLOC_H
+#define SG_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Like malloc/calloc/realloc/free; NULL on failure (or injected failure).
+ * sg_free(NULL) is a no-op. sg_realloc(p, 0) frees p and returns NULL. */
+void *sg_malloc(size_t size);
+void *sg_calloc(size_t count, size_t size);
+void *sg_realloc(void *ptr, size_t size);
+void sg_free(void *ptr);
+
+/* Duplicate a NUL-terminated string / a byte range with sg_malloc. */
+char *sg_strdup(const char *s);
+
+/*
+ * Failure injection for tests: after this call the n-th allocation from now
+ * (n >= 1) fails, and so does every one after it until the next call;
+ * n = 0 turns injection off. Returns how many allocations were made since
+ * the previous call, so a loop can tell when a run no longer reached n.
+ * Not thread-safe: tests call it from one thread.
+ */
+uint64_t sg_alloc_fail_at(uint64_t n);
+
+/* Number of blocks currently allocated through sg_malloc & co. */
+int64_t sg_alloc_live(void);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * strmap.h - string-keyed hash map (internal to surgeon).
+ *
+ * Open addressing with linear probing and backward-shift deletion. Keys are
+ * borrowed: the caller keeps them alive (they live in the model arena) and
+ * must not change them while they are in the map. Values are pointers.
+ */
+#ifndef SG_STRMAP_H
+#define SG_STRMAP_H
+
+#include "sg_status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sg__strmap_slot {
+    const char *key; /* NULL: empty */
+    uint64_t hash;
+    void *value;
+};
+
+struct sg__strmap {
+    struct sg__strmap_slot *slots;
+    size_t cap; /* power of two, or 0 */
+    size_t count;
+};
+
+uint64_t sg__strhash(const char *s);
+
+/* Zero-initialised maps are valid and empty; free releases the table. */
+void sg__strmap_free(struct sg__strmap *m);
+
+/* The value stored for key, or NULL. */
+void *sg__strmap_get(const struct sg__strmap *m, const char *key);
+
+/* Insert or replace. SG_ENOMEM leaves the map unchanged. */
+sg_status sg__strmap_put(struct sg__strmap *m, const char *key, void *value);
+
+/* Make room for `count` entries in total without rehashing later. */
+sg_status sg__strmap_reserve(struct sg__strmap *m, size_t count);
+
+/* Remove key; returns whether it was present. */
+bool sg__strmap_del(struct sg__strmap *m, const char *key);
+
+#endif

@@ -1,0 +1,273 @@
+/*
+ * verify.c - check every IR invariant of a graph and its subgraphs.
+ *
+ * Run after loading and, in tests, after every pass. It trusts nothing the
+ * mutation API is supposed to maintain: node list links, producer and use
+ * lists, captures, graph input/output lists, acyclicity and, for operators
+ * the schema table knows, the number of inputs and outputs.
+ */
+#include "ir_impl.h"
+#include "sg_alloc.h"
+#include "sg_opschema.h"
+
+#include <string.h>
+
+static const char *nlabel(const sg_node *n)
+{
+    return n->name && *n->name ? n->name : "(unnamed)";
+}
+
+static const char *gname(const sg_graph *g)
+{
+    return g->name && *g->name ? g->name : "(unnamed graph)";
+}
+
+static uint32_t count_uses(const sg_value *v, const sg_node *n, int32_t index)
+{
+    uint32_t c = 0;
+    for (uint32_t i = 0; i < v->n_uses; i++)
+        if (v->uses[i].node == n && v->uses[i].index == index)
+            c++;
+    return c;
+}
+
+static bool is_defined(const sg_value *v)
+{
+    return v->producer || v->outer || v->init || v->sparse_init || (v->flags & SG_VALUE_INPUT);
+}
+
+/* Function bodies and training graphs may read names they do not define
+ * (function attributes, the inference graph's initializers). */
+static bool lenient(const sg_graph *g)
+{
+    return g->kind == SG_GRAPH_FUNCTION || g->kind == SG_GRAPH_TRAINING;
+}
+
+struct capture_count {
+    const sg_value *outer;
+    uint32_t count;
+};
+
+static sg_status count_capture(sg_graph *sub, void *ctx)
+{
+    struct capture_count *c = ctx;
+    sg_value *cap = sg_graph_value(sub, c->outer->name);
+    if (cap && cap->outer == c->outer)
+        c->count++;
+    return SG_OK;
+}
+
+static sg_status check_arity(const sg_node *n, struct sg_diag *diag)
+{
+    const sg_model *m = n->graph->model;
+    if (n->graph->kind != SG_GRAPH_MAIN && n->graph->kind != SG_GRAPH_SUB)
+        return SG_OK; /* functions and training graphs have opsets of their own */
+    int64_t opset = sg_model_opset(m, n->domain);
+    if (!opset)
+        return SG_OK; /* domain not imported: nothing to check against */
+    const struct sg_op_schema *s = sg_op_schema_find(n->domain, n->op_type, opset);
+    if (!s)
+        return SG_OK; /* unknown ops round-trip unchanged */
+    int in = (int)n->n_inputs, out = (int)n->n_outputs;
+    /* Trailing omitted optional inputs/outputs do not count. */
+    while (in > 0 && !n->inputs[in - 1])
+        in--;
+    while (out > 0 && !n->outputs[out - 1])
+        out--;
+    if (in < s->min_inputs || (s->max_inputs >= 0 && in > s->max_inputs))
+        return sg_diag_set(diag, SG_EARITY,
+                           "node '%s' (%s, opset %lld) has %d inputs; the operator takes %d to %d",
+                           nlabel(n), n->op_type, (long long)opset, in, s->min_inputs,
+                           s->max_inputs);
+    if (out < s->min_outputs || (s->max_outputs >= 0 && out > s->max_outputs))
+        return sg_diag_set(diag, SG_EARITY,
+                           "node '%s' (%s, opset %lld) has %d outputs; the operator makes %d to %d",
+                           nlabel(n), n->op_type, (long long)opset, out, s->min_outputs,
+                           s->max_outputs);
+    return SG_OK;
+}
+
+struct sub_ctx {
+    sg_graph *parent;
+    sg_node *owner;
+    struct sg_diag *diag;
+};
+
+static sg_status verify_sub(sg_graph *sub, void *ctx)
+{
+    struct sub_ctx *c = ctx;
+    if (sub->parent != c->parent || sub->owner != c->owner || sub->model != c->parent->model)
+        return sg_diag_set(c->diag, SG_EINVAL, "subgraph '%s' of node '%s' has a wrong parent link",
+                           gname(sub), nlabel(c->owner));
+    return sg_graph_verify(sub, c->diag);
+}
+
+static sg_status check_node(sg_graph *g, sg_node *n, struct sg_diag *diag)
+{
+    if (n->graph != g || n->dead)
+        return sg_diag_set(diag, SG_EINVAL, "node '%s' is listed in graph '%s' but not part of it",
+                           nlabel(n), gname(g));
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        sg_value *v = n->inputs[i];
+        if (!v)
+            continue;
+        if (v->graph != g || sg_graph_value(g, v->name) != v)
+            return sg_diag_set(diag, SG_EINVAL,
+                               "node '%s' input %u '%s' is not a value of its graph", nlabel(n), i,
+                               v->name);
+        if (count_uses(v, n, (int32_t)i) != 1)
+            return sg_diag_set(diag, SG_EINVAL,
+                               "value '%s' does not list node '%s' input %u as a use exactly once",
+                               v->name, nlabel(n), i);
+        if (!is_defined(v) && !lenient(g))
+            return sg_diag_set(diag, SG_EUNDEF, "node '%s' (%s) reads undefined value '%s'",
+                               nlabel(n), n->op_type, v->name);
+    }
+    for (uint32_t i = 0; i < n->n_outputs; i++) {
+        sg_value *v = n->outputs[i];
+        if (!v)
+            continue;
+        if (v->graph != g || sg_graph_value(g, v->name) != v)
+            return sg_diag_set(diag, SG_EINVAL,
+                               "node '%s' output %u '%s' is not a value of its graph", nlabel(n), i,
+                               v->name);
+        if (v->producer != n || v->producer_index != i)
+            return sg_diag_set(diag, SG_EDUP, "value '%s' has more than one producer (node '%s')",
+                               v->name, nlabel(n));
+        if (v->init || v->sparse_init || (v->flags & SG_VALUE_INPUT))
+            return sg_diag_set(diag, SG_EDUP,
+                               "value '%s' is produced by node '%s' and is also a graph %s",
+                               v->name, nlabel(n), v->init ? "initializer" : "input");
+    }
+    sg_status st = check_arity(n, diag);
+    if (st)
+        return st;
+    struct sub_ctx c = {g, n, diag};
+    return sg_node_for_each_subgraph(n, verify_sub, &c);
+}
+
+static sg_status check_value(sg_graph *g, sg_value *v, struct sg_diag *diag)
+{
+    if (v->graph != g)
+        return sg_diag_set(diag, SG_EINVAL, "value '%s' is mapped in the wrong graph", v->name);
+    if (v->producer) {
+        sg_node *p = v->producer;
+        if (p->dead || p->graph != g || v->producer_index >= p->n_outputs ||
+            p->outputs[v->producer_index] != v)
+            return sg_diag_set(diag, SG_EINVAL, "value '%s' names a producer that does not make it",
+                               v->name);
+    }
+    if (v->outer) {
+        if (!g->parent || v->outer->graph != g->parent)
+            return sg_diag_set(diag, SG_EINVAL,
+                               "capture '%s' does not point to the enclosing graph", v->name);
+        if (count_uses(v->outer, g->owner, SG_USE_IMPLICIT) == 0)
+            return sg_diag_set(diag, SG_EINVAL,
+                               "outer value '%s' does not list node '%s' as an implicit use",
+                               v->name, nlabel(g->owner));
+        if (v->producer || v->init)
+            return sg_diag_set(diag, SG_EDUP, "value '%s' is both captured and defined", v->name);
+    }
+    if ((v->flags & SG_VALUE_INITIALIZER) && !v->init && !v->sparse_init)
+        return sg_diag_set(diag, SG_EINVAL, "value '%s' is flagged initializer without one",
+                           v->name);
+    for (uint32_t i = 0; i < v->n_uses; i++) {
+        sg_use u = v->uses[i];
+        if (!u.node || u.node->dead || u.node->graph != g)
+            return sg_diag_set(diag, SG_EINVAL, "value '%s' lists a use by a node not in its graph",
+                               v->name);
+        if (u.index >= 0) {
+            if ((uint32_t)u.index >= u.node->n_inputs || u.node->inputs[u.index] != v)
+                return sg_diag_set(
+                    diag, SG_EINVAL,
+                    "value '%s' lists node '%s' input %d, which reads something else", v->name,
+                    nlabel(u.node), u.index);
+        } else if (u.index == SG_USE_IMPLICIT) {
+            struct capture_count c = {v, 0};
+            sg_node_for_each_subgraph(u.node, count_capture, &c);
+            if (c.count != count_uses(v, u.node, SG_USE_IMPLICIT))
+                return sg_diag_set(
+                    diag, SG_EINVAL, "value '%s' has %u implicit uses by node '%s' but %u captures",
+                    v->name, count_uses(v, u.node, SG_USE_IMPLICIT), nlabel(u.node), c.count);
+        } else {
+            return sg_diag_set(diag, SG_EINVAL, "value '%s' has a use with a bad index", v->name);
+        }
+    }
+    return SG_OK;
+}
+
+static sg_status check_list(sg_graph *g, sg_value **list, uint32_t n, uint32_t flag,
+                            const char *what, struct sg_diag *diag)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        sg_value *v = list[i];
+        if (!v || v->graph != g || sg_graph_value(g, v->name) != v || !(v->flags & flag))
+            return sg_diag_set(diag, SG_EINVAL, "graph '%s' %s %u is not a listed value of it",
+                               gname(g), what, i);
+        if (flag == SG_VALUE_OUTPUT && !is_defined(v) && !lenient(g))
+            return sg_diag_set(diag, SG_EUNDEF, "graph '%s' output '%s' is never defined", gname(g),
+                               v->name);
+    }
+    return SG_OK;
+}
+
+sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
+{
+    uint32_t count = 0;
+    const sg_node *prev = NULL;
+    for (sg_node *n = g->first; n; n = n->next) {
+        if (n->prev != prev || ++count > g->n_nodes)
+            return sg_diag_set(diag, SG_EINVAL, "graph '%s' node list is corrupt", gname(g));
+        prev = n;
+    }
+    if (count != g->n_nodes || g->last != prev)
+        return sg_diag_set(diag, SG_EINVAL, "graph '%s' node count is wrong", gname(g));
+
+    sg_status st;
+    if ((st = check_list(g, g->inputs, g->n_inputs, SG_VALUE_INPUT, "input", diag)) ||
+        (st = check_list(g, g->outputs, g->n_outputs, SG_VALUE_OUTPUT, "output", diag)) ||
+        (st = check_list(g, g->value_info, g->n_value_info, SG_VALUE_INFO, "value_info", diag)) ||
+        (st = check_list(g, g->inits, g->n_inits, SG_VALUE_INITIALIZER, "initializer", diag)))
+        return st;
+
+    struct sg__strmap *map = g->values_map;
+    for (size_t i = 0; i < map->cap; i++) {
+        if (!map->slots[i].key)
+            continue;
+        sg_value *v = map->slots[i].value;
+        if (strcmp(map->slots[i].key, v->name) != 0)
+            return sg_diag_set(diag, SG_EINVAL, "value '%s' is mapped under '%s'", v->name,
+                               map->slots[i].key);
+        if ((st = check_value(g, v, diag)))
+            return st;
+    }
+    for (sg_node *n = g->first; n; n = n->next)
+        if ((st = check_node(g, n, diag)))
+            return st;
+
+    if (g->n_nodes) {
+        sg_node **order = sg_malloc(g->n_nodes * sizeof *order);
+        if (!order)
+            return sg_diag_set(diag, SG_ENOMEM, "out of memory verifying graph");
+        st = sg_graph_toposort(g, order, diag);
+        sg_free(order);
+    }
+    return st;
+}
+
+sg_status sg_model_verify(sg_model *m, struct sg_diag *diag)
+{
+    sg_status st = m->graph ? sg_graph_verify(m->graph, diag) : SG_OK;
+    for (size_t i = 0; !st && i < m->n_functions; i++) {
+        st = sg_graph_verify(m->functions[i].body, diag);
+        if (st)
+            sg_diag_prefix(diag, "function '%s'", m->functions[i].name ? m->functions[i].name : "");
+    }
+    for (size_t i = 0; !st && i < m->n_training; i++) {
+        if (m->training[i].initialization)
+            st = sg_graph_verify(m->training[i].initialization, diag);
+        if (!st && m->training[i].algorithm)
+            st = sg_graph_verify(m->training[i].algorithm, diag);
+    }
+    return st;
+}

@@ -1,0 +1,54 @@
+/*
+ * cli.h - what the subcommands of the surgeon CLI share.
+ *
+ * The CLI is the only part of surgeon that prints to a terminal or exits.
+ * Each subcommand lives in cmd_<name>.c and exports a struct sg_command;
+ * main.c lists them in one table that --help reads.
+ */
+#ifndef SG_CLI_H
+#define SG_CLI_H
+
+#include "sg_status.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Exit codes, the same for every command. */
+enum {
+    SG_EXIT_OK = 0,
+    SG_EXIT_FAIL = 1,  /* the input was bad or the work failed */
+    SG_EXIT_USAGE = 2, /* the command line was wrong */
+};
+
+struct sg_command {
+    const char *name;
+    const char *summary; /* one line for `surgeon --help` */
+    const char *usage;   /* full help text for `surgeon CMD --help` */
+    int (*run)(int argc, char **argv);
+};
+
+extern const struct sg_command sg_cmd_inspect;
+extern const struct sg_command sg_cmd_convert;
+
+/* "surgeon: error: <msg>" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "surgeon: warning: <msg>" on stderr. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print a usage error and a hint to `surgeon CMD --help`; returns SG_EXIT_USAGE. */
+int cli_usage(const struct sg_command *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Print the diagnostic as an error; returns SG_EXIT_FAIL. */
+int cli_fail(const struct sg_diag *diag);
+
+/* True when argv holds -h or --help; prints cmd's usage to stdout. */
+bool cli_help_requested(const struct sg_command *cmd, int argc, char **argv);
+
+/* Parse a non-negative integer with an optional K/M/G suffix (powers of 1024). */
+bool cli_parse_size(const char *s, unsigned long long *out);
+
+/* "12.3 MB" style, into buf. */
+const char *cli_human_bytes(unsigned long long n, char *buf, size_t size);
+
+#endif
