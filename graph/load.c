@@ -271,6 +271,12 @@ sg_tensor *sg__convert_tensor(struct loader *L, const Onnx__TensorProto *p)
     return t;
 }
 
+sg_tensor *sg__tensor_from_proto(sg_model *m, const void *proto, struct sg_diag *diag)
+{
+    struct loader L = {m, m->arena, diag};
+    return sg__convert_tensor(&L, proto);
+}
+
 static sg_sparse *convert_sparse(struct loader *L, const Onnx__SparseTensorProto *p)
 {
     sg_sparse *s = sg_arena_calloc(L->a, 1, sizeof *s);

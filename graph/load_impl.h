@@ -20,4 +20,15 @@ char *sg__dirname(const char *path);
 /* "[2,3,4]" in a static per-thread buffer, for messages. */
 const char *sg__dims_str(const int64_t *dims, uint32_t rank);
 
+/* A temporary file beside `path` (same folder, so rename is atomic);
+ * *tmp receives its name (sg_malloc'd). Returns the fd or -1 (diag set). */
+int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag);
+
+/* write(2) all of data, retrying on EINTR; SG_EIO with errno set on failure. */
+sg_status sg__write_fd(int fd, const void *data, size_t len);
+
+/* Convert one unpacked TensorProto (an Onnx__TensorProto*) into a tensor of
+ * m, validating it like the loader does. NULL with diag on failure. */
+sg_tensor *sg__tensor_from_proto(sg_model *m, const void *proto, struct sg_diag *diag);
+
 #endif

@@ -651,29 +651,6 @@ static void fb_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
     fb->used += len;
 }
 
-/* A temporary file beside `path`; *tmp receives its name (sg_malloc'd). */
-static int open_temp(const char *path, char **tmp, struct sg_diag *diag)
-{
-    size_t len = strlen(path) + 16;
-    char *name = sg_malloc(len);
-    if (!name) {
-        sg_diag_set(diag, SG_ENOMEM, "out of memory");
-        return -1;
-    }
-    snprintf(name, len, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(name);
-    if (fd < 0) {
-        sg_diag_set(diag, SG_EIO, "cannot create a file beside '%s': %s", path, strerror(errno));
-        sg_free(name);
-        return -1;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    *tmp = name;
-    return fd;
-}
-
 /* Does `dir_a` name the same folder as `dir_b`? */
 static bool same_dir(const char *dir_a, const char *dir_b)
 {
@@ -801,7 +778,7 @@ static sg_status apply_plan(struct saver *S, const struct layout *L, uint64_t *d
 static sg_status write_data_file(struct saver *S, const struct layout *L, char **tmp_out)
 {
     char *tmp = NULL;
-    int fd = open_temp(L->data_path, &tmp, S->diag);
+    int fd = sg__open_temp(L->data_path, &tmp, S->diag);
     if (fd < 0)
         return S->diag ? S->diag->status : SG_EIO;
     struct file_buffer fb = {.fd = fd};
@@ -841,7 +818,7 @@ static sg_status write_model_file(Onnx__ModelProto *p, const char *path, char **
                                   struct sg_diag *diag)
 {
     char *tmp = NULL;
-    int fd = open_temp(path, &tmp, diag);
+    int fd = sg__open_temp(path, &tmp, diag);
     if (fd < 0)
         return diag ? diag->status : SG_EIO;
     struct file_buffer fb = {.base = {fb_append}, .fd = fd, .cap = 4u << 20};

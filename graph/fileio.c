@@ -1,0 +1,227 @@
+/*
+ * fileio.c - whole-file reads, atomic writes, sg_array basics and the
+ * .bin / by-extension tensor readers.
+ */
+#include "load_impl.h"
+#include "sg_alloc.h"
+#include "sg_tensorfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag)
+{
+    size_t len = strlen(path) + 16;
+    char *name = sg_malloc(len);
+    if (!name) {
+        sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        return -1;
+    }
+    snprintf(name, len, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(name);
+    if (fd < 0) {
+        sg_diag_set(diag, SG_EIO, "cannot create a file beside '%s': %s", path, strerror(errno));
+        sg_free(name);
+        return -1;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        /* Keep mkstemp's 0600: still a correct file, only stricter. */
+    }
+    *tmp = name;
+    return fd;
+}
+
+sg_status sg__write_fd(int fd, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return SG_EIO;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return SG_OK;
+}
+
+sg_status sg_file_write_atomic(const char *path, const void *data, size_t len, struct sg_diag *diag)
+{
+    char *tmp = NULL;
+    int fd = sg__open_temp(path, &tmp, diag);
+    if (fd < 0)
+        return diag ? diag->status : SG_EIO;
+    sg_status st = sg__write_fd(fd, data, len);
+    int err = errno;
+    if (close(fd) != 0 && !st) {
+        st = SG_EIO;
+        err = errno;
+    }
+    if (!st && rename(tmp, path) != 0) {
+        st = SG_EIO;
+        err = errno;
+    }
+    if (st) {
+        unlink(tmp);
+        sg_diag_set(diag, st, "writing '%s': %s", path, strerror(err));
+    }
+    sg_free(tmp);
+    return st;
+}
+
+sg_status sg_file_read_all(const char *path, size_t max_len, uint8_t **data, size_t *len,
+                           struct sg_diag *diag)
+{
+    *data = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return sg_diag_set(diag, SG_EIO, "%s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return sg_diag_set(diag, SG_EIO, "%s: not a regular file", path);
+    }
+    if ((uint64_t)sb.st_size > max_len) {
+        close(fd);
+        return sg_diag_set(diag, SG_ETOOBIG, "%s: %lld bytes, more than the %zu allowed", path,
+                           (long long)sb.st_size, max_len);
+    }
+    size_t size = (size_t)sb.st_size;
+    uint8_t *buf = sg_malloc(size + 1);
+    if (!buf) {
+        close(fd);
+        return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
+    }
+    size_t got = 0;
+    while (got < size) {
+        ssize_t n = read(fd, buf + got, size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (got != size) {
+        sg_free(buf);
+        return sg_diag_set(diag, SG_EIO, "%s: short read", path);
+    }
+    buf[size] = '\0';
+    *data = buf;
+    *len = size;
+    return SG_OK;
+}
+
+void sg_array_free(struct sg_array *a)
+{
+    if (!a)
+        return;
+    sg_free(a->data);
+    sg_free(a->name);
+    sg_free(a->strings);
+    memset(a, 0, sizeof *a);
+}
+
+int64_t sg_array_numel(const struct sg_array *a)
+{
+    int64_t n = 1;
+    for (uint32_t i = 0; i < a->rank; i++) {
+        if (a->dims[i] < 0 || (a->dims[i] && n > INT64_MAX / a->dims[i]))
+            return -1;
+        n *= a->dims[i];
+    }
+    return n;
+}
+
+sg_status sg_array_alloc(struct sg_array *a, int32_t dtype, const int64_t *dims, uint32_t rank)
+{
+    if (rank > SG_MAX_RANK)
+        return SG_ERANGE;
+    memset(a, 0, sizeof *a);
+    a->dtype = dtype;
+    a->rank = rank;
+    for (uint32_t i = 0; i < rank; i++)
+        a->dims[i] = dims[i];
+    int64_t n = sg_array_numel(a);
+    size_t es = sg_dtype_size(dtype);
+    if (n < 0 || !es || (uint64_t)n > SIZE_MAX / es)
+        return SG_ERANGE;
+    a->nbytes = (size_t)n * es;
+    a->data = sg_calloc(1, a->nbytes ? a->nbytes : 1);
+    return a->data ? SG_OK : SG_ENOMEM;
+}
+
+sg_status sg_bin_read(const char *path, int32_t dtype, const int64_t *dims, uint32_t rank,
+                      struct sg_array *out, struct sg_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    if (!sg_dtype_size(dtype))
+        return sg_diag_set(diag, SG_EINVAL, "%s: a .bin file needs the input's dtype and shape",
+                           path);
+    struct sg_array a;
+    if (sg_array_alloc(&a, dtype, dims, rank))
+        return sg_diag_set(diag, SG_ERANGE, "%s: bad shape for a .bin input", path);
+    uint8_t *buf;
+    size_t len;
+    sg_status st = sg_file_read_all(path, a.nbytes + 1, &buf, &len, diag);
+    if (st == SG_ETOOBIG) {
+        sg_array_free(&a);
+        sg_diag_clear(diag);
+        return sg_diag_set(diag, SG_ESHAPE,
+                           "%s: file is larger than the %zu bytes of a %s tensor of this shape",
+                           path, a.nbytes, sg_dtype_name(dtype));
+    }
+    if (st) {
+        sg_array_free(&a);
+        return st;
+    }
+    if (len == a.nbytes) {
+        memcpy(a.data, buf, len);
+    } else if (dtype == SG_DTYPE_FLOAT && len * 2 == a.nbytes) {
+        /* msit convention: a float16 file for a float32 input. */
+        for (size_t i = 0; i < len / 2; i++) {
+            uint16_t h;
+            memcpy(&h, buf + 2 * i, 2);
+            ((float *)a.data)[i] = sg_half_to_float(h);
+        }
+    } else {
+        st = sg_diag_set(diag, SG_ESHAPE, "%s: %zu bytes, but a %s tensor of this shape has %zu",
+                         path, len, sg_dtype_name(dtype), a.nbytes);
+    }
+    sg_free(buf);
+    if (st)
+        sg_array_free(&a);
+    else
+        *out = a;
+    return st;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+sg_status sg_tensor_file_read(const char *path, int32_t dtype, const int64_t *dims, uint32_t rank,
+                              struct sg_array *out, struct sg_diag *diag)
+{
+    if (has_suffix(path, ".npy"))
+        return sg_npy_read(path, out, diag);
+    if (has_suffix(path, ".pb"))
+        return sg_pb_read(path, out, diag);
+    if (has_suffix(path, ".bin"))
+        return sg_bin_read(path, dtype, dims, rank, out, diag);
+    memset(out, 0, sizeof *out);
+    return sg_diag_set(diag, SG_EINVAL, "%s: unknown tensor file type (use .npy, .pb or .bin)",
+                       path);
+}

@@ -1,0 +1,90 @@
+/*
+ * sg_tensorfile.h - tensors in files: numpy .npy, ONNX TensorProto .pb and
+ * headerless .bin, as used for model inputs, dumps and golden data.
+ *
+ * An sg_array is a standalone tensor (not part of a model) in native
+ * little-endian layout: float16/bfloat16 as uint16 bits, bool one byte per
+ * element, complex as (real, imaginary) pairs. String tensors keep their
+ * elements in `strings` instead of `data`.
+ */
+#ifndef SG_TENSORFILE_H
+#define SG_TENSORFILE_H
+
+#include "sg_ir.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sg_array {
+    int32_t dtype; /* sg_dtype */
+    uint32_t rank;
+    int64_t dims[SG_MAX_RANK];
+    void *data;        /* sg_malloc'd, nbytes long; may be NULL when nbytes is 0 */
+    size_t nbytes;     /* numel * element size */
+    char *name;        /* TensorProto name from a .pb, or NULL; sg_malloc'd */
+    sg_bytes *strings; /* STRING tensors: numel entries; the bytes live in the same block */
+};
+
+/* Free the contents of a (and zero it). NULL is a no-op. */
+void sg_array_free(struct sg_array *a);
+
+/* Number of elements; -1 if a dim is negative or the product overflows. */
+int64_t sg_array_numel(const struct sg_array *a);
+
+/*
+ * Allocate a->data for dtype and dims (zeroed), replacing nothing: `a` must
+ * be empty. SG_ERANGE on bad dims, SG_ENOMEM.
+ */
+sg_status sg_array_alloc(struct sg_array *a, int32_t dtype, const int64_t *dims, uint32_t rank);
+
+/*
+ * .npy (format 1.0, 2.0 and 3.0): bool, int8..int64, uint8..uint64,
+ * float16/32/64, complex64/128, in either byte order and C or Fortran
+ * order (converted to little-endian C order). Errors name the file and say
+ * what is wrong (bad magic, truncated header or data, unsupported dtype).
+ */
+sg_status sg_npy_read(const char *path, struct sg_array *out, struct sg_diag *diag);
+sg_status sg_npy_read_buffer(const void *buf, size_t len, const char *label, struct sg_array *out,
+                             struct sg_diag *diag);
+
+/* Write a as .npy (version 1.0, or 2.0 when the header needs it).
+ * Atomic: temp file + rename. bfloat16 and strings are refused
+ * (SG_EUNSUPPORTED): numpy has no such dtype. */
+sg_status sg_npy_write(const char *path, const struct sg_array *a, struct sg_diag *diag);
+
+/* Serialize a as .npy into a new sg_malloc'd buffer. */
+sg_status sg_npy_encode(const struct sg_array *a, uint8_t **buf, size_t *len, struct sg_diag *diag);
+
+/* ONNX TensorProto files (the backend tests' input_0.pb, output_0.pb).
+ * Every payload field and dtype is accepted, strings included; external
+ * data is refused. Writing uses raw_data (string_data for strings). */
+sg_status sg_pb_read(const char *path, struct sg_array *out, struct sg_diag *diag);
+sg_status sg_pb_write(const char *path, const struct sg_array *a, struct sg_diag *diag);
+
+/*
+ * Headerless little-endian .bin of a known dtype and shape. When the file
+ * size is half the expected size of a float32 tensor, it is read as float16
+ * (as msit does) and converted to float32. Any other size mismatch is an
+ * error naming both sizes.
+ */
+sg_status sg_bin_read(const char *path, int32_t dtype, const int64_t *dims, uint32_t rank,
+                      struct sg_array *out, struct sg_diag *diag);
+
+/*
+ * Read by extension: .npy, .pb, or .bin (which needs dtype/dims; pass
+ * dtype SG_DTYPE_UNDEFINED when unknown to get an error for .bin).
+ */
+sg_status sg_tensor_file_read(const char *path, int32_t dtype, const int64_t *dims, uint32_t rank,
+                              struct sg_array *out, struct sg_diag *diag);
+
+/* Write all of `len` bytes to `path` atomically (temp file beside it +
+ * rename). Shared by every writer of small files. */
+sg_status sg_file_write_atomic(const char *path, const void *data, size_t len,
+                               struct sg_diag *diag);
+
+/* Read a whole file into a new sg_malloc'd buffer (NUL-terminated for
+ * convenience; *len excludes the NUL). Refuses files over max_len. */
+sg_status sg_file_read_all(const char *path, size_t max_len, uint8_t **data, size_t *len,
+                           struct sg_diag *diag);
+
+#endif

@@ -1,0 +1,245 @@
+/* check_tensorfile.c - .npy/.pb/.bin tensors against numpy and onnx. */
+#include "testutil.h"
+#include "sg_alloc.h"
+#include "sg_tensorfile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* numpy writes one file per dtype/order; we must read each exactly. */
+static const struct {
+    const char *file;
+    const char *expr; /* numpy expression for the array */
+    int32_t dtype;
+} npy_cases[] = {
+    {"f4.npy", "np.arange(6, dtype='<f4').reshape(2,3)/3", SG_DTYPE_FLOAT},
+    {"f4be.npy", "(np.arange(6, dtype='>f4').reshape(2,3)/3).astype('>f4')", SG_DTYPE_FLOAT},
+    {"f4fortran.npy", "np.asfortranarray(np.arange(24, dtype='<f4').reshape(2,3,4))",
+     SG_DTYPE_FLOAT},
+    {"f2.npy", "np.array([1.5, -2, 65504, 1e-7], dtype='<f2')", SG_DTYPE_FLOAT16},
+    {"f8.npy", "np.array([[1e300, -0.5]], dtype='<f8')", SG_DTYPE_DOUBLE},
+    {"i8.npy", "np.array([-(2**62), 5], dtype='<i8')", SG_DTYPE_INT64},
+    {"i8be.npy", "np.array([-(2**62), 5], dtype='>i8')", SG_DTYPE_INT64},
+    {"u1.npy", "np.arange(7, dtype=np.uint8)", SG_DTYPE_UINT8},
+    {"b1.npy", "np.array([True, False, True])", SG_DTYPE_BOOL},
+    {"c8.npy", "np.array([1+2j, 3-4j], dtype=np.complex64)", SG_DTYPE_COMPLEX64},
+    {"scalar.npy", "np.array(3.25, dtype=np.float32)", SG_DTYPE_FLOAT},
+    {"empty.npy", "np.zeros((0, 4), dtype=np.int32)", SG_DTYPE_INT32},
+};
+
+#define N_CASES (sizeof npy_cases / sizeof npy_cases[0])
+
+static char *dir;
+
+static void gen_npy(void)
+{
+    dir = test_tmpdir("npy");
+    char script[8192];
+    size_t pos = (size_t)snprintf(script, sizeof script, "import numpy as np\n");
+    for (size_t i = 0; i < N_CASES; i++) {
+        pos += (size_t)snprintf(script + pos, sizeof script - pos,
+                                "a = %s\nnp.save('%s/%s', a)\n"
+                                "open('%s/%s.txt','w').write(a.astype(np.complex128).ravel()"
+                                ".__repr__() if a.dtype.kind=='c' else "
+                                "' '.join(repr(float(v)) for v in a.ravel(order='C')))\n",
+                                npy_cases[i].expr, dir, npy_cases[i].file, dir, npy_cases[i].file);
+    }
+    char path[600];
+    snprintf(path, sizeof path, "%s/gen.py", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(script, f);
+    fclose(f);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s", path);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static double element(const struct sg_array *a, int64_t i)
+{
+    switch (a->dtype) {
+    case SG_DTYPE_FLOAT:
+        return ((const float *)a->data)[i];
+    case SG_DTYPE_FLOAT16:
+        return sg_half_to_float(((const uint16_t *)a->data)[i]);
+    case SG_DTYPE_DOUBLE:
+        return ((const double *)a->data)[i];
+    case SG_DTYPE_INT64:
+        return (double)((const int64_t *)a->data)[i];
+    case SG_DTYPE_INT32:
+        return ((const int32_t *)a->data)[i];
+    case SG_DTYPE_UINT8:
+    case SG_DTYPE_BOOL:
+        return ((const uint8_t *)a->data)[i];
+    default:
+        return 0;
+    }
+}
+
+START_TEST(test_npy_read_numpy_files)
+{
+    gen_npy();
+    for (size_t i = 0; i < N_CASES; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", dir, npy_cases[i].file);
+        struct sg_array a;
+        struct sg_diag d = {0};
+        ck_assert_ok(sg_npy_read(path, &a, &d), &d);
+        ck_assert_int_eq(a.dtype, npy_cases[i].dtype);
+        if (a.dtype == SG_DTYPE_COMPLEX64) {
+            const float *c = a.data;
+            ck_assert(c[0] == 1 && c[1] == 2 && c[2] == 3 && c[3] == -4);
+        } else {
+            char txt[620];
+            snprintf(txt, sizeof txt, "%s.txt", path);
+            FILE *f = fopen(txt, "r");
+            ck_assert_ptr_nonnull(f);
+            int64_t n = sg_array_numel(&a);
+            for (int64_t k = 0; k < n; k++) {
+                double want;
+                ck_assert_int_eq(fscanf(f, "%lf", &want), 1);
+                ck_assert_msg(element(&a, k) == want, "%s[%lld]: %g != %g", npy_cases[i].file,
+                              (long long)k, element(&a, k), want);
+            }
+            fclose(f);
+        }
+        /* Our writer's output must read back identically (and numpy must
+         * accept it: checked below in test_npy_numpy_reads_ours). */
+        char out[620];
+        snprintf(out, sizeof out, "%s.ours.npy", path);
+        ck_assert_ok(sg_npy_write(out, &a, &d), &d);
+        struct sg_array b;
+        ck_assert_ok(sg_npy_read(out, &b, &d), &d);
+        ck_assert_int_eq(b.rank, a.rank);
+        ck_assert_mem_eq(b.dims, a.dims, a.rank * sizeof a.dims[0]);
+        ck_assert_uint_eq(b.nbytes, a.nbytes);
+        if (a.nbytes)
+            ck_assert_mem_eq(b.data, a.data, a.nbytes);
+        sg_array_free(&a);
+        sg_array_free(&b);
+    }
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import numpy as np, glob\n"
+             "for f in glob.glob('%s/*.ours.npy'):\n"
+             "    a = np.load(f); b = np.load(f.replace('.ours.npy', ''))\n"
+             "    assert a.dtype.str[1:] == b.dtype.str[1:] and a.shape == b.shape and (a == "
+             "b).all(), f\"",
+             dir);
+    ck_assert_int_eq(system(cmd), 0);
+    sg_free(dir);
+}
+END_TEST
+
+START_TEST(test_npy_bad)
+{
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *want;
+    } bad[] = {
+        {"", 0, "bad magic"},
+        {"\x93NUMPX\x01\x00\x10\x00", 10, "bad magic"},
+        {"\x93NUMPY\x01\x00\xff\x00{'descr'", 19, "truncated .npy header"},
+        {"\x93NUMPY\x01\x00\x10\x00{'descr': 1}   ", 26, "malformed"},
+        {"\x93NUMPY\x09\x00\x10\x00", 10, "version 9"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct sg_array a;
+        struct sg_diag d = {0};
+        ck_assert_int_ne(sg_npy_read_buffer(bad[i].bytes, bad[i].len, "x.npy", &a, &d), SG_OK);
+        ck_assert_msg(strstr(d.msg, bad[i].want) && strstr(d.msg, "x.npy"), "case %zu: %s", i,
+                      d.msg);
+    }
+    /* Truncated data: header says 6 floats, only 2 present. */
+    struct sg_array a;
+    int64_t dims[2] = {2, 3};
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_array_alloc(&a, SG_DTYPE_FLOAT, dims, 2), &d);
+    uint8_t *buf;
+    size_t len;
+    ck_assert_ok(sg_npy_encode(&a, &buf, &len, &d), &d);
+    struct sg_array b;
+    ck_assert_int_eq(sg_npy_read_buffer(buf, len - 16, "t.npy", &b, &d), SG_EPARSE);
+    ck_assert_ptr_nonnull(strstr(d.msg, "truncated .npy data"));
+    sg_free(buf);
+    sg_array_free(&a);
+}
+END_TEST
+
+START_TEST(test_pb_backend_files)
+{
+    /* Every input/output .pb of a few backend tests reads, and writing it
+     * back gives a TensorProto that onnx reads to the same numpy array. */
+    static const char *files[] = {
+        "node/test_abs/test_data_set_0/input_0.pb",
+        "node/test_cast_FLOAT_to_FLOAT16/test_data_set_0/output_0.pb",
+        "node/test_cast_FLOAT_to_STRING/test_data_set_0/output_0.pb",
+        "node/test_argmax_default_axis_example/test_data_set_0/output_0.pb",
+        "node/test_and2d/test_data_set_0/output_0.pb",
+    };
+    char *out = test_tmpdir("pb");
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char src[600], dst[600];
+        snprintf(src, sizeof src, "/usr/share/libonnx-testdata/data/%s", files[i]);
+        snprintf(dst, sizeof dst, "%s/%zu.pb", out, i);
+        struct sg_array a;
+        struct sg_diag d = {0};
+        ck_assert_ok(sg_pb_read(src, &a, &d), &d);
+        ck_assert_ok(sg_pb_write(dst, &a, &d), &d);
+        char cmd[2400];
+        snprintf(cmd, sizeof cmd,
+                 "/usr/bin/python3 -c \"import onnx, numpy as np\n"
+                 "from onnx import numpy_helper as h\n"
+                 "a = h.to_array(onnx.load_tensor('%s')); b = h.to_array(onnx.load_tensor('%s'))\n"
+                 "assert a.dtype == b.dtype and a.shape == b.shape and (a == b).all()\"",
+                 src, dst);
+        ck_assert_msg(system(cmd) == 0, "%s differs after a .pb round trip", files[i]);
+        sg_array_free(&a);
+    }
+    sg_free(out);
+}
+END_TEST
+
+START_TEST(test_bin)
+{
+    char *out = test_tmpdir("bin");
+    char path[600];
+    snprintf(path, sizeof path, "%s/x.bin", out);
+    float vals[6] = {1, 2, 3, 4, 5, 6};
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_file_write_atomic(path, vals, sizeof vals, &d), &d);
+    int64_t dims[2] = {2, 3};
+    struct sg_array a;
+    ck_assert_ok(sg_bin_read(path, SG_DTYPE_FLOAT, dims, 2, &a, &d), &d);
+    ck_assert_mem_eq(a.data, vals, sizeof vals);
+    sg_array_free(&a);
+    /* Half the size: read as float16 and widened (msit's convention). */
+    uint16_t halves[6];
+    for (int i = 0; i < 6; i++)
+        halves[i] = sg_float_to_half(vals[i]);
+    ck_assert_ok(sg_file_write_atomic(path, halves, sizeof halves, &d), &d);
+    ck_assert_ok(sg_bin_read(path, SG_DTYPE_FLOAT, dims, 2, &a, &d), &d);
+    ck_assert_mem_eq(a.data, vals, sizeof vals);
+    sg_array_free(&a);
+    /* Wrong size: an error naming both sizes. */
+    ck_assert_ok(sg_file_write_atomic(path, vals, 10, &d), &d);
+    ck_assert_int_eq(sg_bin_read(path, SG_DTYPE_FLOAT, dims, 2, &a, &d), SG_ESHAPE);
+    ck_assert_msg(strstr(d.msg, "10 bytes") && strstr(d.msg, "24"), "%s", d.msg);
+    sg_free(out);
+}
+END_TEST
+
+Suite *suite_tensorfile(void)
+{
+    Suite *s = suite_create("tensorfile");
+    TCase *tc = tcase_create("files");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_npy_read_numpy_files);
+    tcase_add_test(tc, test_npy_bad);
+    tcase_add_test(tc, test_pb_backend_files);
+    tcase_add_test(tc, test_bin);
+    suite_add_tcase(s, tc);
+    return s;
+}
