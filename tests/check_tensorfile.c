@@ -1,6 +1,7 @@
 /* check_tensorfile.c - .npy/.pb/.bin tensors against numpy and onnx. */
 #include "testutil.h"
 #include "sg_alloc.h"
+#include "sg_dumpname.h"
 #include "sg_tensorfile.h"
 
 #include <stdio.h>
@@ -231,6 +232,53 @@ START_TEST(test_bin)
 }
 END_TEST
 
+START_TEST(test_dump_names)
+{
+    static const char *names[] = {
+        "Exp_3", "/encoder/layer.0/Exp", "a:0 with space", "q'\"{}[]", "x", "...",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char buf[SG_DUMP_NAME_MAX + 1], want[SG_DUMP_NAME_MAX + 1];
+        for (int input = 0; input < 2; input++) {
+            ck_assert(!sg_dump_onnx_name(names[i], input, 3, 1700000000123456ull, buf, sizeof buf));
+            struct sg_dump_onnx d;
+            ck_assert_msg(sg_dump_parse_onnx(buf, &d), "%s", buf);
+            ck_assert_str_eq(d.node, sg_dump_sanitize(names[i], want, sizeof want));
+            ck_assert_int_eq(d.input, input);
+            ck_assert_uint_eq(d.index, 3);
+            ck_assert_uint_eq(d.timestamp, 1700000000123456ull);
+            /* Not a device name. */
+            struct sg_dump_device dv;
+            ck_assert(!sg_dump_parse_device(buf, &dv));
+        }
+        ck_assert(sg_dump_device_name("Exp", names[i], 7, 1, 99, false, 0, buf, sizeof buf));
+        struct sg_dump_device dv;
+        ck_assert_msg(sg_dump_parse_device(buf, &dv), "%s", buf);
+        ck_assert_str_eq(dv.op_type, "Exp");
+        ck_assert_uint_eq(dv.task, 7);
+        ck_assert_uint_eq(dv.stream, 1);
+        ck_assert_uint_eq(dv.timestamp, 99);
+        ck_assert(!dv.input);
+    }
+    /* A 300-character name is shortened, stays unique and parseable. */
+    char longname[301], other[301], a[SG_DUMP_NAME_MAX + 1], b[SG_DUMP_NAME_MAX + 1];
+    memset(longname, 'n', 300);
+    longname[300] = '\0';
+    memcpy(other, longname, sizeof other);
+    other[299] = 'm';
+    ck_assert(sg_dump_onnx_name(longname, false, 0, 1, a, sizeof a));
+    ck_assert(sg_dump_onnx_name(other, false, 0, 1, b, sizeof b));
+    ck_assert_uint_le(strlen(a), SG_DUMP_NAME_MAX);
+    ck_assert_str_ne(a, b);
+    struct sg_dump_onnx d;
+    ck_assert(sg_dump_parse_onnx(a, &d));
+    /* Not dump names at all. */
+    ck_assert(!sg_dump_parse_onnx("model.onnx", &d));
+    ck_assert(!sg_dump_parse_onnx("x.1.npy", &d));
+    ck_assert(!sg_dump_parse_onnx(".0.1.npy", &d));
+}
+END_TEST
+
 Suite *suite_tensorfile(void)
 {
     Suite *s = suite_create("tensorfile");
@@ -240,6 +288,7 @@ Suite *suite_tensorfile(void)
     tcase_add_test(tc, test_npy_bad);
     tcase_add_test(tc, test_pb_backend_files);
     tcase_add_test(tc, test_bin);
+    tcase_add_test(tc, test_dump_names);
     suite_add_tcase(s, tc);
     return s;
 }
