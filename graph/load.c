@@ -747,6 +747,9 @@ static sg_status convert_model(struct loader *L, const Onnx__ModelProto *p)
         return nomem(L);
     if (!p->graph)
         return sg_diag_set(L->diag, SG_EPARSE, "not an ONNX model: it has no graph");
+    if (!p->n_opset_import)
+        return sg_diag_set(L->diag, SG_EPARSE,
+                           "not a valid ONNX model: it imports no opset (opset_import is empty)");
     /* Replace the empty graph sg_model_create made. */
     sg__graph_release(m->graph);
     m->graph = NULL;

@@ -637,8 +637,8 @@ static void fb_flush(struct file_buffer *fb)
 static void fb_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 {
     struct file_buffer *fb = (struct file_buffer *)base;
-    if (fb->err)
-        return;
+    if (fb->err || len == 0)
+        return; /* empty bytes fields may come with a NULL pointer */
     if (len >= fb->cap / 4) {
         /* Big payloads go straight from their mapping to the file. */
         fb_flush(fb);

@@ -379,7 +379,8 @@ static int run(int argc, char **argv)
         s.inits++;
         s.init_bytes += tensor_size(m->graph->inits[i]->init);
     }
-    qsort(s.ops, s.n_ops, sizeof *s.ops, cmp_ops);
+    if (s.n_ops)
+        qsort(s.ops, s.n_ops, sizeof *s.ops, cmp_ops);
     sg_node **order = sg_malloc((m->graph->n_nodes + 1) * sizeof *order);
     int rc = SG_EXIT_OK;
     if (!order || s.oom) {

@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""End-to-end tests of `surgeon convert` and `surgeon inspect` (issue 2).
+
+Usage: convert_test.py SURGEON. Builds models with python3-onnx, runs the CLI
+and checks the results with python3-onnx. Prints one line per check; exits 1
+on the first failure.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import onnx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+SURGEON = None
+
+
+def run(*args, expect=0):
+    p = subprocess.run([SURGEON] + list(args), capture_output=True, text=True)
+    if p.returncode != expect:
+        raise AssertionError("surgeon %s: exit %d (want %d)\nstdout: %s\nstderr: %s" %
+                             (" ".join(args), p.returncode, expect, p.stdout, p.stderr))
+    return p
+
+
+def check(name, cond, detail=""):
+    if not cond:
+        raise AssertionError("%s %s" % (name, detail))
+    print("ok  %s" % name)
+
+
+def load_full(path):
+    """The model with external data read in. onnx marks tensors it loaded
+    from external files as data_location DEFAULT explicitly; clear that
+    marker so a model inlined by us compares equal to one inlined by onnx."""
+    m = onnx.load(path, load_external_data=True)
+    for t in m.graph.initializer:
+        if t.data_location == onnx.TensorProto.DEFAULT:
+            t.ClearField("data_location")
+    return m
+
+
+def main():
+    global SURGEON
+    SURGEON = sys.argv[1]
+    tmp = tempfile.mkdtemp(prefix="sg-convert-")
+    try:
+        src = os.path.join(tmp, "src")
+        os.mkdir(src)
+        subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_kitchen_sink.py"), src],
+                       check=True)
+        for name in ("kitchen_sink.onnx", "unknown_fields.onnx"):
+            out = os.path.join(tmp, "rt_" + name)
+            run("convert", os.path.join(src, name), "-o", out)
+            a = onnx.load(os.path.join(src, name))
+            b = onnx.load(out)
+            check("round trip equals original: " + name, a == b)
+            with open(os.path.join(src, name), "rb") as f1, open(out, "rb") as f2:
+                check("round trip is byte-identical: " + name, f1.read() == f2.read())
+        check("unknown fields survive", len(onnx.load(os.path.join(tmp, "rt_unknown_fields.onnx"))
+                                            .SerializeToString()) ==
+              os.path.getsize(os.path.join(src, "unknown_fields.onnx")))
+        try:
+            onnx.checker.check_model(os.path.join(tmp, "rt_kitchen_sink.onnx"))
+            kitchen_ok = True
+        except Exception:
+            kitchen_ok = False
+        try:
+            onnx.checker.check_model(os.path.join(src, "kitchen_sink.onnx"))
+            orig_ok = True
+        except Exception:
+            orig_ok = False
+        check("checker agrees on the kitchen sink", kitchen_ok == orig_ok)
+
+        ext = os.path.join(src, "external.onnx")
+        orig = onnx.load(ext, load_external_data=False)
+        # Same folder: tensors keep pointing at weights.bin, no new data file.
+        same = os.path.join(src, "same.onnx")
+        run("convert", ext, "-o", same)
+        check("same folder keeps the external reference",
+              onnx.load(same, load_external_data=False) == orig)
+        check("same folder writes no data file", not os.path.exists(same + ".data"))
+        # Another folder: data copied to OUT.data.
+        other_dir = os.path.join(tmp, "other")
+        os.mkdir(other_dir)
+        other = os.path.join(other_dir, "m.onnx")
+        run("convert", ext, "-o", other)
+        m = onnx.load(other, load_external_data=False)
+        locs = {e.value for t in m.graph.initializer for e in t.external_data if e.key == "location"}
+        check("other folder uses OUT.data", locs == {"m.onnx.data"}, str(locs))
+        check("other folder has the same tensors", load_full(other) == load_full(ext))
+        # --inline
+        inl = os.path.join(tmp, "inline.onnx")
+        run("convert", ext, "-o", inl, "--inline")
+        m = onnx.load(inl, load_external_data=False)
+        check("--inline leaves no external tensor",
+              all(t.data_location != onnx.TensorProto.EXTERNAL for t in m.graph.initializer))
+        check("--inline keeps the values", load_full(inl) == load_full(ext))
+        # --external-data with a threshold: the 256-byte bias goes out too.
+        xd = os.path.join(tmp, "xd.onnx")
+        run("convert", inl, "-o", xd, "--external-data", "w.bin", "--size-threshold", "100")
+        m = onnx.load(xd, load_external_data=False)
+        ext_names = sorted(t.name for t in m.graph.initializer
+                           if t.data_location == onnx.TensorProto.EXTERNAL)
+        check("--external-data moves tensors above the threshold", ext_names == ["b", "w"],
+              str(ext_names))
+        check("--external-data keeps the values", load_full(xd) == load_full(ext))
+        check("onnx checker accepts external output", onnx.checker.check_model(xd) is None)
+        # External data written by us is re-read by us and by onnx.
+        run("convert", xd, "-o", os.path.join(tmp, "xd2.onnx"), "--inline")
+        check("our external data reads back", load_full(os.path.join(tmp, "xd2.onnx")) ==
+              load_full(ext))
+
+        # The input is never overwritten without --in-place.
+        before = open(inl, "rb").read()
+        p = run("convert", inl, "-o", inl, expect=1)
+        check("refuses to overwrite the input", "in-place" in p.stderr and
+              open(inl, "rb").read() == before)
+        run("convert", inl, "-o", inl, "--in-place")
+        check("--in-place rewrites the input", load_full(inl) == load_full(ext))
+        check("no temporary files left", not [f for f in os.listdir(tmp) if ".tmp." in f])
+
+        # Usage errors exit 2.
+        run("convert", inl, expect=2)
+        run("convert", "-o", "x.onnx", expect=2)
+        run("convert", inl, "-o", "y.onnx", "--inline", "--external-data", "d.bin", expect=2)
+        run("convert", inl, "-o", "y.onnx", "--external-data", "../d.bin", expect=2)
+        run("convert", inl, "-o", "y.onnx", "--size-threshold", "abc", expect=2)
+        run("inspect", expect=2)
+        run("inspect", inl, "--bogus", expect=2)
+        run("frobnicate", expect=2)
+        check("usage errors exit 2", True)
+        p = run("--help")
+        check("--help lists commands", "inspect" in p.stdout and "convert" in p.stdout)
+        p = run("convert", "--help")
+        check("convert --help", "--external-data" in p.stdout)
+        p = run("--version")
+        check("--version", p.stdout.startswith("surgeon "))
+
+        # inspect: text and JSON.
+        p = run("inspect", os.path.join(src, "kitchen_sink.onnx"), "--json", "--nodes")
+        j = json.loads(p.stdout)
+        check("inspect --json inputs", [i["name"] for i in j["inputs"]] == ["x", "cond", "seq_in"])
+        check("inspect --json symbolic dims", j["inputs"][0]["shape"] == ["batch", 3])
+        check("inspect --json subgraph nodes", j["nodes"] == 4 and j["nodes_with_subgraphs"] == 9)
+        check("inspect --json op histogram", j["op_types"]["com.example.Fancy"] == 1)
+        check("inspect --json node list", len(j["node_list"]) == 4)
+        p = run("inspect", ext, "--json")
+        j = json.loads(p.stdout)
+        check("inspect lists external files", j["external_data"] ==
+              [{"file": "weights.bin", "tensors": 1, "bytes": 16384}])
+        p = run("inspect", ext)
+        check("inspect text", "weights.bin" in p.stdout and "Gemm" in p.stdout)
+    finally:
+        shutil.rmtree(tmp)
+    print("all convert/inspect checks passed")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except AssertionError as e:
+        print("FAIL", e)
+        sys.exit(1)
