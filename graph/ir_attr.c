@@ -11,12 +11,18 @@ sg_attr *sg_node_attr(const sg_node *n, const char *name)
     return NULL;
 }
 
+/* A graph attribute being replaced or removed: its subgraphs no longer read
+ * outer values and their maps are freed (the arena keeps the rest). */
 static void release_graphs(sg_attr *at)
 {
-    if (at->g)
+    if (at->g) {
         sg__graph_release_captures(at->g);
-    for (size_t k = 0; k < at->n_graphs; k++)
+        sg__graph_release(at->g);
+    }
+    for (size_t k = 0; k < at->n_graphs; k++) {
         sg__graph_release_captures(at->graphs[k]);
+        sg__graph_release(at->graphs[k]);
+    }
 }
 
 /* The attribute `name`, emptied for a new value, added when missing. */
@@ -103,6 +109,20 @@ sg_status sg_node_set_attr_tensor(sg_node *n, const char *name, sg_tensor *t)
         return SG_ENOMEM;
     at->t = t;
     return SG_OK;
+}
+
+sg_graph *sg_node_set_attr_graph(sg_node *n, const char *name)
+{
+    sg_graph *sub = sg__graph_create(n->graph->model, SG_GRAPH_SUB, n->graph, n);
+    if (!sub)
+        return NULL;
+    sg_attr *at = attr_reset(n, name, SG_ATTR_GRAPH);
+    if (!at) {
+        sg__graph_release(sub);
+        return NULL;
+    }
+    at->g = sub;
+    return sub;
 }
 
 void sg_node_remove_attr(sg_node *n, const char *name)

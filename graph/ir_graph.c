@@ -343,8 +343,10 @@ sg_status sg_value_remove(sg_value *v)
     return SG_OK;
 }
 
-/* Rename the captures of v held by subgraphs of the nodes that use it. */
-static sg_status rename_captures(sg_value *v, const char *name, struct sg_diag *diag);
+/* Rename the captures of v (formerly `old`) held by subgraphs of the nodes
+ * that use it. */
+static sg_status rename_captures(sg_value *v, const char *old, const char *name,
+                                 struct sg_diag *diag);
 
 static sg_status rename_in_graph(sg_value *v, const char *name, struct sg_diag *diag)
 {
@@ -352,6 +354,7 @@ static sg_status rename_in_graph(sg_value *v, const char *name, struct sg_diag *
     if (sg_graph_value(g, name))
         return sg_diag_set(diag, SG_EDUP, "value '%s' already exists in graph '%s'", name,
                            g->name ? g->name : "");
+    const char *old = v->name;
     sg__strmap_del(g->values_map, v->name);
     v->name = name;
     if (v->init)
@@ -360,11 +363,12 @@ static sg_status rename_in_graph(sg_value *v, const char *name, struct sg_diag *
         v->sparse_init->values->name = name;
     if (sg__strmap_put(g->values_map, name, v) != SG_OK)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
-    return rename_captures(v, name, diag);
+    return rename_captures(v, old, name, diag);
 }
 
 struct capture_ctx {
     sg_value *outer;
+    const char *old;
     const char *name;
     struct sg_diag *diag;
 };
@@ -372,13 +376,14 @@ struct capture_ctx {
 static sg_status rename_capture_in(sg_graph *sub, void *ctx)
 {
     struct capture_ctx *c = ctx;
-    sg_value *cap = sg_graph_value(sub, c->outer->name);
+    sg_value *cap = sg_graph_value(sub, c->old);
     if (!cap || cap->outer != c->outer)
         return SG_OK;
     return rename_in_graph(cap, c->name, c->diag);
 }
 
-static sg_status rename_captures(sg_value *v, const char *name, struct sg_diag *diag)
+static sg_status rename_captures(sg_value *v, const char *old, const char *name,
+                                 struct sg_diag *diag)
 {
     /* Collect distinct owner nodes first: renaming changes nothing in v->uses. */
     for (uint32_t i = 0; i < v->n_uses; i++) {
@@ -390,8 +395,7 @@ static sg_status rename_captures(sg_value *v, const char *name, struct sg_diag *
                 seen = true;
         if (seen)
             continue;
-        struct capture_ctx c = {v, name, diag};
-        /* The capture still carries the old name: look it up before renaming. */
+        struct capture_ctx c = {v, old, name, diag};
         sg_status st = sg_node_for_each_subgraph(v->uses[i].node, rename_capture_in, &c);
         if (st)
             return st;
@@ -641,6 +645,7 @@ sg_status sg_node_remove(sg_node *n, struct sg_diag *diag)
             sg__value_drop_use(n->inputs[i], n, (int32_t)i);
     n->n_inputs = 0;
     sg__node_release_captures(n);
+    sg_node_for_each_subgraph(n, release_sub, NULL);
     for (uint32_t i = 0; i < n->n_outputs; i++) {
         sg_value *v = n->outputs[i];
         if (!v)

@@ -571,6 +571,9 @@ sg_status sg_node_set_attr_ints(sg_node *n, const char *name, const int64_t *v, 
 sg_status sg_node_set_attr_floats(sg_node *n, const char *name, const float *v, size_t count);
 /* Takes the tensor (which must live in the model's arena). */
 sg_status sg_node_set_attr_tensor(sg_node *n, const char *name, sg_tensor *t);
+/* Add or replace graph attribute `name` with a new empty subgraph of n
+ * (enclosing graph n->graph) and return it; NULL when out of memory. */
+sg_graph *sg_node_set_attr_graph(sg_node *n, const char *name);
 void sg_node_remove_attr(sg_node *n, const char *name);
 /* Typed getters with a default for absent or mistyped attributes. */
 int64_t sg_attr_int(const sg_node *n, const char *name, int64_t dflt);
