@@ -4,10 +4,12 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
-#define ARENA_ALIGN 16
+#define ARENA_ALIGN 8
 #define ARENA_FIRST_CHUNK (16 * 1024)
-#define ARENA_MAX_CHUNK (4 * 1024 * 1024)
+#define ARENA_MAX_CHUNK (16 * 1024 * 1024)
+#define HUGE_PAGE (2 * 1024 * 1024)
 
 struct chunk {
     struct chunk *next;
@@ -48,10 +50,18 @@ static struct chunk *chunk_new(size_t size)
     if (size > SIZE_MAX - sizeof(struct chunk))
         return NULL;
     struct chunk *c = sg_malloc(sizeof *c + size);
-    if (c) {
-        c->next = NULL;
-        c->size = size;
-        c->used = 0;
+    if (!c)
+        return NULL;
+    c->next = NULL;
+    c->size = size;
+    c->used = 0;
+    if (size >= 2 * HUGE_PAGE) {
+        /* Big chunks are filled front to back right away: ask for huge pages
+         * so that filling them costs a few faults instead of thousands. */
+        uintptr_t lo = ((uintptr_t)c->data + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+        uintptr_t hi = ((uintptr_t)c->data + size) & ~(uintptr_t)(HUGE_PAGE - 1);
+        if (hi > lo)
+            madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
     }
     return c;
 }

@@ -68,8 +68,36 @@ sg_value *sg_graph_value(const sg_graph *g, const char *name)
     return sg__strmap_get(g->values_map, name);
 }
 
+/* The node-name map is built on the first lookup (loading never needs it)
+ * and maintained by node creation and removal from then on. */
+static sg_status nodes_map_build(sg_graph *g)
+{
+    struct sg__strmap *map = g->nodes_map;
+    sg_status st = sg__strmap_reserve(map, g->n_nodes);
+    for (sg_node *n = g->first; n && !st; n = n->next) {
+        if (!n->name || !*n->name)
+            continue;
+        if (sg__strmap_get(map, n->name))
+            g->dup_node_names = true;
+        else
+            st = sg__strmap_put(map, n->name, n);
+    }
+    if (st) {
+        sg__strmap_free(map);
+        return st;
+    }
+    g->nodes_map_built = true;
+    return SG_OK;
+}
+
 sg_node *sg_graph_node(const sg_graph *g, const char *name)
 {
+    if (!g->nodes_map_built && nodes_map_build((sg_graph *)g) != SG_OK) {
+        for (sg_node *n = g->first; n; n = n->next) /* out of memory: scan */
+            if (n->name && strcmp(n->name, name) == 0)
+                return n;
+        return NULL;
+    }
     return sg__strmap_get(g->nodes_map, name);
 }
 
@@ -411,6 +439,8 @@ sg_status sg_value_rename(sg_value *v, const char *name, struct sg_diag *diag)
         return sg_diag_set(diag, SG_EINVAL, "rename '%s' in the graph that defines it", v->name);
     if (strcmp(v->name, name) == 0)
         return SG_OK;
+    if (sg__names_ensure(v->graph->model) != SG_OK)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     if (sg__name_used(v->graph->model, name))
         return sg_diag_set(diag, SG_EDUP, "name '%s' is already used in the model", name);
     const char *copy = sg_arena_strdup(v->graph->model->arena, name);
@@ -423,7 +453,7 @@ sg_status sg_value_rename(sg_value *v, const char *name, struct sg_diag *diag)
 
 sg_status sg__node_map_add(sg_graph *g, sg_node *n)
 {
-    if (!n->name || !*n->name)
+    if (!n->name || !*n->name || !g->nodes_map_built)
         return SG_OK;
     if (sg__strmap_get(g->nodes_map, n->name)) {
         g->dup_node_names = true;
@@ -654,7 +684,7 @@ sg_status sg_node_remove(sg_node *n, struct sg_diag *diag)
         sg_value_remove(v);
     }
     n->n_outputs = 0;
-    if (n->name && sg__strmap_get(g->nodes_map, n->name) == n) {
+    if (g->nodes_map_built && n->name && sg__strmap_get(g->nodes_map, n->name) == n) {
         sg__strmap_del(g->nodes_map, n->name);
         if (g->dup_node_names)
             for (sg_node *o = g->first; o; o = o->next)

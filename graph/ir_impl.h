@@ -13,6 +13,9 @@ sg_graph *sg__graph_create(sg_model *m, enum sg_graph_kind kind, sg_graph *paren
 /* Release the maps of g and of every graph nested in it (arena memory stays). */
 void sg__graph_release(sg_graph *g);
 
+/* Build the model-wide name set if it does not exist yet (see ir_model.c). */
+sg_status sg__names_ensure(sg_model *m);
+
 /* Record `name` as used in the model (for fresh names). */
 sg_status sg__name_reserve(sg_model *m, const char *name);
 bool sg__name_used(const sg_model *m, const char *name);
@@ -35,6 +38,10 @@ sg_status sg__ptr_push(sg_arena *a, void ***arr, uint32_t *n, uint32_t *cap, voi
  * every subgraph of n (the captures are detached, their map entries stay). */
 void sg__graph_release_captures(sg_graph *sub);
 void sg__node_release_captures(sg_node *n);
+
+/* What loading must still check after building the lists: acyclicity and
+ * operator arity of g and its subgraphs (see verify.c). */
+sg_status sg__graph_check_loaded(sg_graph *g, struct sg_diag *diag);
 
 /* Map an opset domain spelling to the canonical one ("" for ai.onnx). */
 const char *sg__canon_domain(const char *domain);

@@ -135,10 +135,61 @@ const char *sg_model_strdup(sg_model *m, const char *s)
     return sg_arena_strdup(m->arena, s);
 }
 
+/*
+ * The model-wide set of names exists for fresh names only, so it is built on
+ * the first request (a load that never creates names never pays for it) and
+ * kept up to date from then on.
+ */
+static sg_status names_add_graph(struct sg__strmap *set, sg_graph *g);
+
+static sg_status names_add_sub(sg_graph *sub, void *ctx)
+{
+    return names_add_graph(ctx, sub);
+}
+
+static sg_status names_add_graph(struct sg__strmap *set, sg_graph *g)
+{
+    if (!g)
+        return SG_OK;
+    struct sg__strmap *map = g->values_map;
+    sg_status st = sg__strmap_reserve(set, set->count + map->count + g->n_nodes);
+    for (size_t i = 0; !st && i < map->cap; i++)
+        if (map->slots[i].key)
+            st = sg__strmap_put(set, map->slots[i].key, (void *)map->slots[i].key);
+    for (sg_node *n = g->first; n && !st; n = n->next) {
+        if (n->name && *n->name)
+            st = sg__strmap_put(set, n->name, (void *)n->name);
+        if (!st)
+            st = sg_node_for_each_subgraph(n, names_add_sub, set);
+    }
+    return st;
+}
+
+sg_status sg__names_ensure(sg_model *m)
+{
+    if (m->names_built)
+        return SG_OK;
+    struct sg__strmap *set = m->names;
+    sg_status st = names_add_graph(set, m->graph);
+    for (size_t i = 0; !st && i < m->n_functions; i++)
+        st = names_add_graph(set, m->functions[i].body);
+    for (size_t i = 0; !st && i < m->n_training; i++) {
+        st = names_add_graph(set, m->training[i].initialization);
+        if (!st)
+            st = names_add_graph(set, m->training[i].algorithm);
+    }
+    if (st) {
+        sg__strmap_free(set);
+        return st;
+    }
+    m->names_built = true;
+    return SG_OK;
+}
+
 sg_status sg__name_reserve(sg_model *m, const char *name)
 {
-    if (!name || !*name)
-        return SG_OK;
+    if (!name || !*name || !m->names_built)
+        return SG_OK; /* not built yet: the build will find it in the graph */
     return sg__strmap_put(m->names, name, (void *)name);
 }
 
@@ -149,6 +200,8 @@ bool sg__name_used(const sg_model *m, const char *name)
 
 const char *sg_model_fresh_name(sg_model *m, const char *base)
 {
+    if (sg__names_ensure(m) != SG_OK)
+        return NULL;
     if (!base || !*base)
         base = "sg";
     const char *name = NULL;

@@ -188,6 +188,9 @@ static sg_status check_payload(struct loader *L, const sg_tensor *t)
                                t->n_string, numel);
         return SG_OK;
     }
+    if (es == 0)
+        return sg_diag_set(L->diag, SG_EPARSE, "tensor '%s' has data but data type %s", tlabel(t),
+                           sg_dtype_name(t->dtype));
     if ((uint64_t)numel > SIZE_MAX / es)
         return sg_diag_set(L->diag, SG_ERANGE, "tensor '%s' is too large", tlabel(t));
     if (t->has_raw) {
@@ -383,7 +386,7 @@ static sg_value *get_value(struct loader *L, sg_graph *g, const char *name)
     if (v)
         return v;
     v = sg__value_new(g, name);
-    if (!v || sg__name_reserve(L->m, name) != SG_OK) {
+    if (!v) {
         nomem(L);
         return NULL;
     }
@@ -489,7 +492,7 @@ static sg_status load_node(struct loader *L, sg_graph *g, const Onnx__NodeProto 
         if (!(n->attrs[i] = convert_attr(L, p->attribute[i], where)))
             return L->diag ? L->diag->status : SG_EPARSE;
     }
-    if (sg__node_map_add(g, n) != SG_OK || sg__name_reserve(L->m, n->name) != SG_OK)
+    if (sg__node_map_add(g, n) != SG_OK)
         return nomem(L);
     n->prev = g->last;
     if (g->last)
@@ -579,7 +582,7 @@ static sg_graph *load_graph(struct loader *L, const Onnx__GraphProto *p, enum sg
     g->doc = p->doc_string;
     g->unknown = UNKNOWN(p);
     size_t expect = p->n_input + p->n_initializer + p->n_output + p->n_node * 2;
-    if (sg__strmap_reserve(g->values_map, expect) || sg__strmap_reserve(g->nodes_map, p->n_node)) {
+    if (sg__strmap_reserve(g->values_map, expect)) {
         nomem(L);
         goto fail;
     }
@@ -842,7 +845,7 @@ sg_status sg_model_load_buffer(const void *data, size_t len, const char *dir, co
         goto fail_prefix;
     if (!opts->skip_external && (st = sg__resolve_external(m, diag)))
         goto fail_prefix;
-    if (!opts->skip_verify && (st = sg_model_verify(m, diag)))
+    if (!opts->skip_verify && (st = sg__graph_check_loaded(m->graph, diag)))
         goto fail_prefix;
     *out = m;
     return SG_OK;
@@ -868,13 +871,13 @@ sg_status sg_model_load(const char *path, const struct sg_load_opts *opts, sg_mo
     size_t len = (size_t)sb.st_size;
     void *map = NULL;
     if (len) {
-        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+        /* Populate: the unpacker reads every byte once, front to back. */
+        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
         if (map == MAP_FAILED) {
             sg_status st = sg_diag_set(diag, SG_EIO, "%s: cannot map: %s", path, strerror(errno));
             close(fd);
             return st;
         }
-        madvise(map, len, MADV_SEQUENTIAL);
     }
     close(fd);
     char *dir = sg__dirname(path);

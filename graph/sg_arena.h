@@ -4,7 +4,8 @@
  * A model owns one arena for its nodes, values, attributes and strings
  * (DESIGN.md, "The IR"); the protobuf-c unpacker allocates into the same
  * arena so that strings of a loaded model are used in place, not copied.
- * Memory handed out is 16-byte aligned and lives until sg_arena_free.
+ * Memory handed out is 8-byte aligned (enough for every ONNX element
+ * type; kernels use unaligned vector loads) and lives until sg_arena_free.
  */
 #ifndef SG_ARENA_H
 #define SG_ARENA_H
@@ -19,7 +20,7 @@ sg_arena *sg_arena_create(void);
 /* Free every block of the arena and the arena itself. NULL is a no-op. */
 void sg_arena_free(sg_arena *arena);
 
-/* `size` bytes, 16-byte aligned, uninitialised; NULL when out of memory.
+/* `size` bytes, 8-byte aligned, uninitialised; NULL when out of memory.
  * A zero size returns a valid unique pointer. */
 void *sg_arena_alloc(sg_arena *arena, size_t size);
 

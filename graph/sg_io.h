@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 struct sg_load_opts {
-    bool skip_verify;   /* do not run sg_model_verify after loading */
+    bool skip_verify;   /* do not check the loaded graph for cycles and operator arity */
     bool skip_external; /* do not map external data (tensors stay unresolved) */
 };
 

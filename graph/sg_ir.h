@@ -362,9 +362,10 @@ struct sg_graph {
     uint32_t n_sparse_inits;
     sg_annotation *annotations;
     uint32_t n_annotations;
-    void *values_map;    /* name -> sg_value (internal) */
-    void *nodes_map;     /* node name -> first sg_node with it (internal) */
-    bool dup_node_names; /* some node names repeat (a lookup may need a scan) */
+    void *values_map;     /* name -> sg_value (internal) */
+    void *nodes_map;      /* node name -> first sg_node with it (internal) */
+    bool nodes_map_built; /* nodes_map exists (built on the first lookup) */
+    bool dup_node_names;  /* some node names repeat (a lookup may need a scan) */
     sg_unknown unknown;
 };
 
@@ -422,7 +423,8 @@ struct sg_model {
     size_t n_mappings;
     sg_tensor **owned; /* tensors holding a blob reference, released at free */
     size_t n_owned, cap_owned;
-    void *names;    /* every value and node name in the model (internal) */
+    void *names; /* every value and node name in the model, built on demand (internal) */
+    bool names_built;
     uint64_t fresh; /* counter for fresh names */
 };
 

@@ -6,12 +6,20 @@
 
 uint64_t sg__strhash(const char *s)
 {
+    /* FNV-1a over the bytes, then a full 64-bit finalizer (murmur3's fmix64):
+     * FNV alone leaves the low bits, which pick the slot, poorly mixed for
+     * names that differ only in their last digits ("t1234", "t1235"). */
     uint64_t h = 1469598103934665603ull;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         h ^= *p;
         h *= 1099511628211ull;
     }
-    return h ^ (h >> 29);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
 }
 
 void sg__strmap_free(struct sg__strmap *m)

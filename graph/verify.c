@@ -10,7 +10,20 @@
 #include "sg_alloc.h"
 #include "sg_opschema.h"
 
+#include <stdatomic.h>
 #include <string.h>
+
+/* A number no value->mark holds from an earlier verification (values are
+ * zeroed when created, and 0 is never handed out). */
+static uint32_t next_stamp(void)
+{
+    static _Atomic uint32_t counter;
+    uint32_t s;
+    do
+        s = ++counter;
+    while (s == 0);
+    return s;
+}
 
 static const char *nlabel(const sg_node *n)
 {
@@ -102,23 +115,44 @@ static sg_status verify_sub(sg_graph *sub, void *ctx)
     return sg_graph_verify(sub, c->diag);
 }
 
-static sg_status check_node(sg_graph *g, sg_node *n, struct sg_diag *diag)
+/* Per node: how many use entries point at it and the sums of (slot + 1)
+ * and its square. Comparing them with the node's own input slots checks
+ * "each input slot is listed exactly once" in linear time: a duplicated
+ * entry must come with a missing one, which changes the sums. */
+struct tally {
+    uint64_t count, sum, sum_sq;
+};
+
+static void tally_add(struct tally *t, uint64_t slot)
+{
+    t->count++;
+    t->sum += slot + 1;
+    t->sum_sq += (slot + 1) * (slot + 1);
+}
+
+static sg_status check_node(sg_graph *g, sg_node *n, const struct tally *listed, uint32_t stamp,
+                            struct sg_diag *diag)
 {
     if (n->graph != g || n->dead)
         return sg_diag_set(diag, SG_EINVAL, "node '%s' is listed in graph '%s' but not part of it",
                            nlabel(n), gname(g));
+    struct tally want = {0, 0, 0};
+    for (uint32_t i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i])
+            tally_add(&want, i);
+    if (want.count != listed->count || want.sum != listed->sum || want.sum_sq != listed->sum_sq)
+        return sg_diag_set(diag, SG_EINVAL,
+                           "node '%s': the use lists of its inputs (first: '%s') do not list each "
+                           "input slot exactly once",
+                           nlabel(n), n->n_inputs && n->inputs[0] ? n->inputs[0]->name : "");
     for (uint32_t i = 0; i < n->n_inputs; i++) {
         sg_value *v = n->inputs[i];
         if (!v)
             continue;
-        if (v->graph != g || sg_graph_value(g, v->name) != v)
+        if (v->graph != g || v->mark != stamp)
             return sg_diag_set(diag, SG_EINVAL,
                                "node '%s' input %u '%s' is not a value of its graph", nlabel(n), i,
                                v->name);
-        if (count_uses(v, n, (int32_t)i) != 1)
-            return sg_diag_set(diag, SG_EINVAL,
-                               "value '%s' does not list node '%s' input %u as a use exactly once",
-                               v->name, nlabel(n), i);
         if (!is_defined(v) && !lenient(g))
             return sg_diag_set(diag, SG_EUNDEF, "node '%s' (%s) reads undefined value '%s'",
                                nlabel(n), n->op_type, v->name);
@@ -127,7 +161,7 @@ static sg_status check_node(sg_graph *g, sg_node *n, struct sg_diag *diag)
         sg_value *v = n->outputs[i];
         if (!v)
             continue;
-        if (v->graph != g || sg_graph_value(g, v->name) != v)
+        if (v->graph != g || v->mark != stamp)
             return sg_diag_set(diag, SG_EINVAL,
                                "node '%s' output %u '%s' is not a value of its graph", nlabel(n), i,
                                v->name);
@@ -146,7 +180,7 @@ static sg_status check_node(sg_graph *g, sg_node *n, struct sg_diag *diag)
     return sg_node_for_each_subgraph(n, verify_sub, &c);
 }
 
-static sg_status check_value(sg_graph *g, sg_value *v, struct sg_diag *diag)
+static sg_status check_value(sg_graph *g, sg_value *v, struct tally *tallies, struct sg_diag *diag)
 {
     if (v->graph != g)
         return sg_diag_set(diag, SG_EINVAL, "value '%s' is mapped in the wrong graph", v->name);
@@ -173,7 +207,7 @@ static sg_status check_value(sg_graph *g, sg_value *v, struct sg_diag *diag)
                            v->name);
     for (uint32_t i = 0; i < v->n_uses; i++) {
         sg_use u = v->uses[i];
-        if (!u.node || u.node->dead || u.node->graph != g)
+        if (!u.node || u.node->dead || u.node->graph != g || u.node->mark >= g->n_nodes)
             return sg_diag_set(diag, SG_EINVAL, "value '%s' lists a use by a node not in its graph",
                                v->name);
         if (u.index >= 0) {
@@ -182,6 +216,7 @@ static sg_status check_value(sg_graph *g, sg_value *v, struct sg_diag *diag)
                     diag, SG_EINVAL,
                     "value '%s' lists node '%s' input %d, which reads something else", v->name,
                     nlabel(u.node), u.index);
+            tally_add(&tallies[u.node->mark], (uint64_t)u.index);
         } else if (u.index == SG_USE_IMPLICIT) {
             struct capture_count c = {v, 0};
             sg_node_for_each_subgraph(u.node, count_capture, &c);
@@ -197,11 +232,11 @@ static sg_status check_value(sg_graph *g, sg_value *v, struct sg_diag *diag)
 }
 
 static sg_status check_list(sg_graph *g, sg_value **list, uint32_t n, uint32_t flag,
-                            const char *what, struct sg_diag *diag)
+                            const char *what, uint32_t stamp, struct sg_diag *diag)
 {
     for (uint32_t i = 0; i < n; i++) {
         sg_value *v = list[i];
-        if (!v || v->graph != g || sg_graph_value(g, v->name) != v || !(v->flags & flag))
+        if (!v || v->graph != g || v->mark != stamp || !(v->flags & flag))
             return sg_diag_set(diag, SG_EINVAL, "graph '%s' %s %u is not a listed value of it",
                                gname(g), what, i);
         if (flag == SG_VALUE_OUTPUT && !is_defined(v) && !lenient(g))
@@ -223,32 +258,78 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
     if (count != g->n_nodes || g->last != prev)
         return sg_diag_set(diag, SG_EINVAL, "graph '%s' node count is wrong", gname(g));
 
-    sg_status st;
-    if ((st = check_list(g, g->inputs, g->n_inputs, SG_VALUE_INPUT, "input", diag)) ||
-        (st = check_list(g, g->outputs, g->n_outputs, SG_VALUE_OUTPUT, "output", diag)) ||
-        (st = check_list(g, g->value_info, g->n_value_info, SG_VALUE_INFO, "value_info", diag)) ||
-        (st = check_list(g, g->inits, g->n_inits, SG_VALUE_INITIALIZER, "initializer", diag)))
-        return st;
+    /* Number the nodes (node->mark) so use entries can be tallied per node. */
+    uint32_t idx = 0;
+    for (sg_node *n = g->first; n; n = n->next)
+        n->mark = idx++;
+    struct tally *tallies = sg_calloc(g->n_nodes + 1, sizeof *tallies);
+    if (!tallies)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory verifying graph");
 
+    /* Stamp every mapped value (value->mark), so that "is this value live in
+     * the graph" is a compare, not a lookup, for every input and list entry. */
+    sg_status st = SG_OK;
     struct sg__strmap *map = g->values_map;
+    uint32_t stamp = next_stamp();
     for (size_t i = 0; i < map->cap; i++) {
         if (!map->slots[i].key)
             continue;
         sg_value *v = map->slots[i].value;
-        if (strcmp(map->slots[i].key, v->name) != 0)
-            return sg_diag_set(diag, SG_EINVAL, "value '%s' is mapped under '%s'", v->name,
-                               map->slots[i].key);
-        if ((st = check_value(g, v, diag)))
-            return st;
+        if (map->slots[i].key != v->name && strcmp(map->slots[i].key, v->name) != 0) {
+            st = sg_diag_set(diag, SG_EINVAL, "value '%s' is mapped under '%s'", v->name,
+                             map->slots[i].key);
+            goto out;
+        }
+        v->mark = stamp;
     }
+    for (size_t i = 0; i < map->cap; i++)
+        if (map->slots[i].key && (st = check_value(g, map->slots[i].value, tallies, diag)))
+            goto out;
+    if ((st = check_list(g, g->inputs, g->n_inputs, SG_VALUE_INPUT, "input", stamp, diag)) ||
+        (st = check_list(g, g->outputs, g->n_outputs, SG_VALUE_OUTPUT, "output", stamp, diag)) ||
+        (st = check_list(g, g->value_info, g->n_value_info, SG_VALUE_INFO, "value_info", stamp,
+                         diag)) ||
+        (st =
+             check_list(g, g->inits, g->n_inits, SG_VALUE_INITIALIZER, "initializer", stamp, diag)))
+        goto out;
     for (sg_node *n = g->first; n; n = n->next)
-        if ((st = check_node(g, n, diag)))
-            return st;
+        if ((st = check_node(g, n, &tallies[n->mark], stamp, diag)))
+            goto out;
 
     if (g->n_nodes) {
         sg_node **order = sg_malloc(g->n_nodes * sizeof *order);
+        if (!order) {
+            st = sg_diag_set(diag, SG_ENOMEM, "out of memory verifying graph");
+            goto out;
+        }
+        st = sg_graph_toposort(g, order, diag);
+        sg_free(order);
+    }
+out:
+    sg_free(tallies);
+    return st;
+}
+
+/* The loader builds producer and use lists itself and rejects undefined
+ * names and second producers as it goes; what it cannot see locally is a
+ * cycle or a wrong operator arity, checked here for g and its subgraphs. */
+static sg_status light_sub(sg_graph *sub, void *ctx)
+{
+    return sg__graph_check_loaded(sub, ctx);
+}
+
+sg_status sg__graph_check_loaded(sg_graph *g, struct sg_diag *diag)
+{
+    sg_status st = SG_OK;
+    for (sg_node *n = g->first; n && !st; n = n->next) {
+        st = check_arity(n, diag);
+        if (!st)
+            st = sg_node_for_each_subgraph(n, light_sub, diag);
+    }
+    if (!st && g->n_nodes) {
+        sg_node **order = sg_malloc(g->n_nodes * sizeof *order);
         if (!order)
-            return sg_diag_set(diag, SG_ENOMEM, "out of memory verifying graph");
+            return sg_diag_set(diag, SG_ENOMEM, "out of memory checking graph");
         st = sg_graph_toposort(g, order, diag);
         sg_free(order);
     }

@@ -163,6 +163,17 @@ def main():
                     print("ok   %s: %s" % (name, msg))
     finally:
         shutil.rmtree(tmp)
+    # Inputs the fuzzer once crashed on (tools/fuzz): they must now load or
+    # fail cleanly, with exit 0 or 1 and nothing else.
+    reg = os.path.join(HERE, "fuzz_regressions")
+    for f in sorted(os.listdir(reg)):
+        p = subprocess.run([surgeon, "inspect", os.path.join(reg, f)], capture_output=True,
+                           text=True)
+        if p.returncode not in (0, 1) or "runtime error" in p.stderr or "Sanitizer" in p.stderr:
+            failures += 1
+            print("FAIL fuzz regression %s: exit %d %s" % (f, p.returncode, p.stderr.strip()))
+        else:
+            print("ok   fuzz regression %s: exit %d" % (f, p.returncode))
     print("%d failures" % failures)
     return 1 if failures else 0
 

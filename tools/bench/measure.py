@@ -1,0 +1,35 @@
+#!/usr/bin/python3
+"""Run a command N times; print the best wall time and the peak RSS.
+
+Usage: measure.py LABEL N -- CMD...   (prints "LABEL  <seconds>  <peak MB>")
+Peak RSS comes from wait4(2) of that very child, so runs do not mix.
+"""
+import os
+import subprocess
+import sys
+import time
+
+
+def run_once(cmd):
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit("command failed: %s" % " ".join(cmd))
+    return dt, ru.ru_maxrss / 1024.0
+
+
+def main():
+    label, n = sys.argv[1], int(sys.argv[2])
+    cmd = sys.argv[sys.argv.index("--") + 1:]
+    best_t, peak = None, 0.0
+    for _ in range(n):
+        t, rss = run_once(cmd)
+        best_t = t if best_t is None else min(best_t, t)
+        peak = max(peak, rss)
+    print("%-44s %8.3f s %9.1f MB" % (label, best_t, peak), flush=True)
+
+
+if __name__ == "__main__":
+    main()
