@@ -2,7 +2,8 @@
  * roundtrip_tool.c - test helper: load each model named on stdin and save it
  * under OUTDIR/<index>.onnx, printing "<index> OK <path>" or
  * "<index> FAIL <path>: <reason>". Used by tests/roundtrip_corpus.py, which
- * then compares the files field by field with python3-onnx.
+ * then compares the files field by field with python3-onnx. Each loaded model
+ * must also pass the full IR verifier.
  */
 #include "sg_io.h"
 
@@ -25,7 +26,8 @@ int main(int argc, char **argv)
         sg_model *m = NULL;
         char out[4200];
         snprintf(out, sizeof out, "%s/%d.onnx", argv[1], index);
-        if (sg_model_load(line, NULL, &m, &d) == SG_OK &&
+        /* The loader must build a model that passes the full verifier. */
+        if (sg_model_load(line, NULL, &m, &d) == SG_OK && sg_model_verify(m, &d) == SG_OK &&
             sg_model_save(m, out, NULL, &d) == SG_OK) {
             printf("%d OK %s\n", index, line);
         } else {
