@@ -1,6 +1,7 @@
 /* opschema.c - lookup in the generated operator arity table. */
 #include "sg_opschema.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -38,9 +39,8 @@ static const char *canon(const char *domain)
     return !domain || strcmp(domain, "ai.onnx") == 0 ? "" : domain;
 }
 
-const struct sg_op_schema *sg_op_schema_find(const char *domain, const char *op_type, int64_t opset)
+static const struct sg_op_schema *find_uncached(const char *dom, const char *op_type, int64_t opset)
 {
-    const char *dom = canon(domain);
     const struct sg_op_schema *best = NULL;
     for (size_t i = lower_bound(dom, op_type); i < n_schemas; i++) {
         if (cmp_key(dom, op_type, &schemas[i]) != 0)
@@ -49,6 +49,46 @@ const struct sg_op_schema *sg_op_schema_find(const char *domain, const char *op_
             best = &schemas[i];
     }
     return best;
+}
+
+/* Lookups repeat the same few (op, opset) pairs for every node, so a small
+ * per-thread cache in front of the binary search pays: a hit costs a hash
+ * and two short compares. Misses (unknown ops) are remembered by their full
+ * 64-bit key hash. */
+#define CACHE_SLOTS 256
+
+struct cache_slot {
+    uint64_t key;
+    int64_t opset;
+    const struct sg_op_schema *schema; /* NULL: known to be absent */
+    bool used;
+};
+
+static _Thread_local struct cache_slot cache[CACHE_SLOTS];
+
+static uint64_t key_hash(const char *dom, const char *op)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)dom; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+    for (const unsigned char *p = (const unsigned char *)op; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h ^ (h >> 31);
+}
+
+const struct sg_op_schema *sg_op_schema_find(const char *domain, const char *op_type, int64_t opset)
+{
+    const char *dom = canon(domain);
+    uint64_t key = key_hash(dom, op_type) ^ ((uint64_t)opset * 0x9e3779b97f4a7c15ull);
+    struct cache_slot *slot = &cache[key % CACHE_SLOTS];
+    if (slot->used && slot->key == key && slot->opset == opset &&
+        (!slot->schema ||
+         (strcmp(slot->schema->op_type, op_type) == 0 && strcmp(slot->schema->domain, dom) == 0)))
+        return slot->schema;
+    const struct sg_op_schema *s = find_uncached(dom, op_type, opset);
+    *slot = (struct cache_slot){key, opset, s, true};
+    return s;
 }
 
 int sg_op_schema_known(const char *domain, const char *op_type)

@@ -31,18 +31,61 @@ static int read_varint(const uint8_t *p, size_t end, size_t *pos, uint64_t *out)
     return -1;
 }
 
-struct level {
+/* The submessage descriptor of each field number below 64 of one message
+ * type, filled as fields are met: a binary search per field would cost
+ * more than the rest of the scan. */
+struct desc_fields {
     const ProtobufCMessageDescriptor *desc;
+    uint64_t known;
+    const ProtobufCMessageDescriptor *sub[64];
+};
+
+#define MAX_DESCS 32
+
+struct level {
+    struct desc_fields *fields;
     size_t end;
 };
+
+static struct desc_fields *fields_of(struct desc_fields *all, int *n,
+                                     const ProtobufCMessageDescriptor *d)
+{
+    for (int i = 0; i < *n; i++)
+        if (all[i].desc == d)
+            return &all[i];
+    if (*n == MAX_DESCS)
+        return NULL;
+    struct desc_fields *f = &all[(*n)++];
+    f->desc = d;
+    f->known = 0;
+    return f;
+}
+
+/* The descriptor of field `num` when it is a message field, else NULL. */
+static const ProtobufCMessageDescriptor *sub_of(struct desc_fields *f, uint64_t num)
+{
+    if (num < 64 && (f->known >> num & 1))
+        return f->sub[num];
+    const ProtobufCFieldDescriptor *fd =
+        num <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(f->desc, (unsigned)num) : NULL;
+    const ProtobufCMessageDescriptor *sub =
+        fd && fd->type == PROTOBUF_C_TYPE_MESSAGE ? fd->descriptor : NULL;
+    if (num < 64) {
+        f->sub[num] = sub;
+        f->known |= 1ull << num;
+    }
+    return sub;
+}
 
 sg_status sg__check_depth(const void *data, size_t len, struct sg_diag *diag)
 {
     struct level local[MAX_MESSAGE_DEPTH + 1];
+    struct desc_fields all[MAX_DESCS];
+    int n_descs = 0;
     const uint8_t *p = data;
     size_t pos = 0;
     int depth = 0;
-    local[0].desc = &onnx__model_proto__descriptor;
+    local[0].fields = fields_of(all, &n_descs, &onnx__model_proto__descriptor);
     local[0].end = len;
     while (depth >= 0) {
         if (pos >= local[depth].end) {
@@ -67,17 +110,15 @@ sg_status sg__check_depth(const void *data, size_t len, struct sg_diag *diag)
         case 2: {
             if (read_varint(p, local[depth].end, &pos, &n) || n > local[depth].end - pos)
                 return SG_OK;
-            const ProtobufCFieldDescriptor *f =
-                local[depth].desc ? protobuf_c_message_descriptor_get_field(local[depth].desc,
-                                                                            (unsigned)(tag >> 3))
-                                  : NULL;
-            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+            const ProtobufCMessageDescriptor *sub =
+                local[depth].fields ? sub_of(local[depth].fields, tag >> 3) : NULL;
+            if (sub) {
                 if (depth == MAX_MESSAGE_DEPTH)
                     return sg_diag_set(diag, SG_EPARSE,
                                        "messages nested deeper than %d levels; refusing to unpack",
                                        MAX_MESSAGE_DEPTH);
                 depth++;
-                local[depth].desc = f->descriptor;
+                local[depth].fields = fields_of(all, &n_descs, sub);
                 local[depth].end = pos + n;
             } else {
                 pos += n;

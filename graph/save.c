@@ -1,20 +1,17 @@
 /*
- * save.c - IR -> ONNX file.
+ * save.c - IR -> ONNX file: where each tensor goes, and atomic files.
  *
- * Messages are built in a scratch arena and point at the IR's own strings
- * and payloads (nothing is copied), then packed by protobuf-c through a
- * buffer that writes to the output file; large payloads go from their
- * mapping or arena block straight to write(2). Each tensor is written
- * inline, as a reference to its original external file, or into a new
- * external data file, per struct sg_save_opts. Output files are written
- * under temporary names and renamed only when everything succeeded.
+ * Each tensor is written inline, as a reference to its original external
+ * file, or into a new external data file, per struct sg_save_opts. The
+ * messages come from save_build.c and the bytes from save_emit.c. Output
+ * files are written under temporary names and renamed only when everything
+ * succeeded, so a failure never leaves a half-written model.
  */
 #include "ir_impl.h"
 #include "load_impl.h"
+#include "save_impl.h"
 #include "sg_alloc.h"
 #include "sg_io.h"
-
-#include "onnx.pb-c.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,628 +25,7 @@
 
 #define DEFAULT_THRESHOLD 1024
 #define EXT_ALIGN 64
-
-enum disposition { KEEP_INLINE, KEEP_EXTERNAL, NEW_EXTERNAL };
-
-struct planned {
-    sg_tensor *t;
-    Onnx__TensorProto *msg;
-    enum disposition how;
-    uint64_t offset; /* NEW_EXTERNAL: where in the new data file */
-    size_t len;
-};
-
-struct saver {
-    sg_model *m;
-    sg_arena *a; /* scratch for messages, freed after the write */
-    struct sg_diag *diag;
-    sg_status st;
-    struct planned *tensors;
-    size_t n_tensors, cap_tensors;
-};
-
-/* A message of `type` in the scratch arena, set to its INIT value. */
-#define NEW_MSG(S, type, init) ((type *)new_msg((S), &(type)init, sizeof(type)))
-
-static void *new_msg(struct saver *S, const void *init, size_t size)
-{
-    void *m = sg_arena_alloc(S->a, size);
-    if (m)
-        memcpy(m, init, size);
-    else
-        S->st = SG_ENOMEM;
-    return m;
-}
-
-#define ARRAY(S, n, type) ((type *)array_alloc((S), (n), sizeof(type)))
-
-static void *array_alloc(struct saver *S, size_t n, size_t size)
-{
-    if (n == 0)
-        return NULL;
-    void *p = sg_arena_calloc(S->a, n, size);
-    if (!p)
-        S->st = SG_ENOMEM;
-    return p;
-}
-
-static void set_unknown(ProtobufCMessage *base, sg_unknown u)
-{
-    base->n_unknown_fields = u.count;
-    base->unknown_fields = u.fields;
-}
-
-static char *str(const char *s)
-{
-    return (char *)s; /* protobuf-c only reads it */
-}
-
-static Onnx__StringStringEntryProto **build_kvs(struct saver *S, const sg_kv *kv, size_t n)
-{
-    Onnx__StringStringEntryProto **arr = ARRAY(S, n, Onnx__StringStringEntryProto *);
-    for (size_t i = 0; arr && i < n; i++) {
-        arr[i] = NEW_MSG(S, Onnx__StringStringEntryProto, ONNX__STRING_STRING_ENTRY_PROTO__INIT);
-        if (!arr[i])
-            return NULL;
-        arr[i]->key = str(kv[i].key);
-        arr[i]->value = str(kv[i].value);
-    }
-    return arr;
-}
-
-static Onnx__OperatorSetIdProto **build_opsets(struct saver *S, const sg_opset *o, size_t n)
-{
-    Onnx__OperatorSetIdProto **arr = ARRAY(S, n, Onnx__OperatorSetIdProto *);
-    for (size_t i = 0; arr && i < n; i++) {
-        arr[i] = NEW_MSG(S, Onnx__OperatorSetIdProto, ONNX__OPERATOR_SET_ID_PROTO__INIT);
-        if (!arr[i])
-            return NULL;
-        arr[i]->domain = str(o[i].domain);
-        arr[i]->has_version = o[i].has_version;
-        arr[i]->version = o[i].version;
-        set_unknown(&arr[i]->base, o[i].unknown);
-    }
-    return arr;
-}
-
-/* ------------------------------------------------------------------ types */
-
-static Onnx__TensorShapeProto *build_shape(struct saver *S, const sg_shape *s)
-{
-    Onnx__TensorShapeProto *p = NEW_MSG(S, Onnx__TensorShapeProto, ONNX__TENSOR_SHAPE_PROTO__INIT);
-    if (!p)
-        return NULL;
-    set_unknown(&p->base, s->unknown);
-    p->n_dim = s->rank;
-    p->dim = ARRAY(S, s->rank, Onnx__TensorShapeProto__Dimension *);
-    for (uint32_t i = 0; p->dim && i < s->rank; i++) {
-        Onnx__TensorShapeProto__Dimension *d = NEW_MSG(S, Onnx__TensorShapeProto__Dimension,
-                                                       ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT);
-        if (!d)
-            return NULL;
-        const sg_dim *src = &s->dims[i];
-        d->denotation = str(src->denotation);
-        set_unknown(&d->base, src->unknown);
-        if (src->kind == SG_DIM_VALUE) {
-            d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-            d->dim_value = src->value;
-        } else if (src->kind == SG_DIM_PARAM) {
-            d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
-            d->dim_param = str(src->param);
-        }
-        p->dim[i] = d;
-    }
-    return p;
-}
-
-static Onnx__TypeProto *build_type(struct saver *S, const sg_type *t)
-{
-    if (!t)
-        return NULL;
-    Onnx__TypeProto *p = NEW_MSG(S, Onnx__TypeProto, ONNX__TYPE_PROTO__INIT);
-    if (!p)
-        return NULL;
-    p->denotation = str(t->denotation);
-    set_unknown(&p->base, t->unknown);
-    switch (t->kind) {
-    case SG_TYPE_TENSOR: {
-        Onnx__TypeProto__Tensor *tt =
-            NEW_MSG(S, Onnx__TypeProto__Tensor, ONNX__TYPE_PROTO__TENSOR__INIT);
-        if (!tt)
-            return NULL;
-        tt->has_elem_type = t->has_elem_type;
-        tt->elem_type = t->elem_type;
-        tt->shape = t->shape ? build_shape(S, t->shape) : NULL;
-        set_unknown(&tt->base, t->inner_unknown);
-        p->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-        p->tensor_type = tt;
-        break;
-    }
-    case SG_TYPE_SPARSE_TENSOR: {
-        Onnx__TypeProto__SparseTensor *st =
-            NEW_MSG(S, Onnx__TypeProto__SparseTensor, ONNX__TYPE_PROTO__SPARSE_TENSOR__INIT);
-        if (!st)
-            return NULL;
-        st->has_elem_type = t->has_elem_type;
-        st->elem_type = t->elem_type;
-        st->shape = t->shape ? build_shape(S, t->shape) : NULL;
-        set_unknown(&st->base, t->inner_unknown);
-        p->value_case = ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE;
-        p->sparse_tensor_type = st;
-        break;
-    }
-    case SG_TYPE_SEQUENCE: {
-        Onnx__TypeProto__Sequence *sq =
-            NEW_MSG(S, Onnx__TypeProto__Sequence, ONNX__TYPE_PROTO__SEQUENCE__INIT);
-        if (!sq)
-            return NULL;
-        sq->elem_type = build_type(S, t->elem);
-        set_unknown(&sq->base, t->inner_unknown);
-        p->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
-        p->sequence_type = sq;
-        break;
-    }
-    case SG_TYPE_OPTIONAL: {
-        Onnx__TypeProto__Optional *op =
-            NEW_MSG(S, Onnx__TypeProto__Optional, ONNX__TYPE_PROTO__OPTIONAL__INIT);
-        if (!op)
-            return NULL;
-        op->elem_type = build_type(S, t->elem);
-        set_unknown(&op->base, t->inner_unknown);
-        p->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
-        p->optional_type = op;
-        break;
-    }
-    case SG_TYPE_MAP: {
-        Onnx__TypeProto__Map *mp = NEW_MSG(S, Onnx__TypeProto__Map, ONNX__TYPE_PROTO__MAP__INIT);
-        if (!mp)
-            return NULL;
-        mp->has_key_type = t->has_key_type;
-        mp->key_type = t->key_type;
-        mp->value_type = build_type(S, t->elem);
-        set_unknown(&mp->base, t->inner_unknown);
-        p->value_case = ONNX__TYPE_PROTO__VALUE_MAP_TYPE;
-        p->map_type = mp;
-        break;
-    }
-    default:
-        break;
-    }
-    return p;
-}
-
-/* ---------------------------------------------------------------- tensors */
-
-static void payload_typed(Onnx__TensorProto *p, const sg_tensor *t)
-{
-    p->has_raw_data = t->has_raw;
-    p->raw_data.data = (uint8_t *)t->raw;
-    p->raw_data.len = t->raw_len;
-    p->n_float_data = t->n_float, p->float_data = (float *)t->float_data;
-    p->n_int32_data = t->n_int32, p->int32_data = (int32_t *)t->int32_data;
-    p->n_int64_data = t->n_int64, p->int64_data = (int64_t *)t->int64_data;
-    p->n_double_data = t->n_double, p->double_data = (double *)t->double_data;
-    p->n_uint64_data = t->n_uint64, p->uint64_data = (uint64_t *)t->uint64_data;
-}
-
-static void payload_clear(Onnx__TensorProto *p)
-{
-    p->has_raw_data = 0;
-    p->raw_data.data = NULL;
-    p->raw_data.len = 0;
-    p->n_float_data = p->n_int32_data = p->n_int64_data = 0;
-    p->n_double_data = p->n_uint64_data = 0;
-    p->has_data_location = 0;
-    p->n_external_data = 0;
-    p->external_data = NULL;
-}
-
-static sg_status plan_push(struct saver *S, sg_tensor *t, Onnx__TensorProto *msg)
-{
-    if (S->n_tensors == S->cap_tensors) {
-        size_t cap = S->cap_tensors ? S->cap_tensors * 2 : 64;
-        struct planned *grown = sg_realloc(S->tensors, cap * sizeof *grown);
-        if (!grown)
-            return S->st = SG_ENOMEM;
-        S->tensors = grown;
-        S->cap_tensors = cap;
-    }
-    S->tensors[S->n_tensors++] = (struct planned){t, msg, KEEP_INLINE, 0, 0};
-    return SG_OK;
-}
-
-/* Build the message with the payload as stored; dispositions are applied
- * later by apply_plan once the output layout is decided. */
-static Onnx__TensorProto *build_tensor(struct saver *S, sg_tensor *t)
-{
-    Onnx__TensorProto *p = NEW_MSG(S, Onnx__TensorProto, ONNX__TENSOR_PROTO__INIT);
-    if (!p)
-        return NULL;
-    p->n_dims = t->rank;
-    p->dims = t->dims;
-    p->has_data_type = t->has_dtype;
-    p->data_type = t->dtype;
-    if (t->has_segment) {
-        p->segment = NEW_MSG(S, Onnx__TensorProto__Segment, ONNX__TENSOR_PROTO__SEGMENT__INIT);
-        if (!p->segment)
-            return NULL;
-        p->segment->has_begin = t->has_seg_begin;
-        p->segment->begin = t->seg_begin;
-        p->segment->has_end = t->has_seg_end;
-        p->segment->end = t->seg_end;
-        set_unknown(&p->segment->base, t->seg_unknown);
-    }
-    payload_typed(p, t);
-    if (t->n_string) {
-        p->string_data = ARRAY(S, t->n_string, ProtobufCBinaryData);
-        if (!p->string_data)
-            return NULL;
-        for (size_t i = 0; i < t->n_string; i++) {
-            p->string_data[i].data = (uint8_t *)t->string_data[i].data;
-            p->string_data[i].len = t->string_data[i].len;
-        }
-        p->n_string_data = t->n_string;
-    }
-    p->name = str(t->name);
-    p->doc_string = str(t->doc);
-    p->has_data_location = t->has_data_location;
-    p->data_location = (Onnx__TensorProto__DataLocation)t->data_location;
-    if (t->n_external) {
-        p->external_data = build_kvs(S, t->external, t->n_external);
-        if (!p->external_data)
-            return NULL;
-        p->n_external_data = t->n_external;
-    }
-    set_unknown(&p->base, t->unknown);
-    if (plan_push(S, t, p))
-        return NULL;
-    return p;
-}
-
-static Onnx__SparseTensorProto *build_sparse(struct saver *S, sg_sparse *s)
-{
-    Onnx__SparseTensorProto *p =
-        NEW_MSG(S, Onnx__SparseTensorProto, ONNX__SPARSE_TENSOR_PROTO__INIT);
-    if (!p)
-        return NULL;
-    if (s->values && !(p->values = build_tensor(S, s->values)))
-        return NULL;
-    if (s->indices && !(p->indices = build_tensor(S, s->indices)))
-        return NULL;
-    p->n_dims = s->rank;
-    p->dims = s->dims;
-    set_unknown(&p->base, s->unknown);
-    return p;
-}
-
-/* ------------------------------------------------------- nodes and graphs */
-
-static Onnx__GraphProto *build_graph(struct saver *S, sg_graph *g);
-
-static Onnx__AttributeProto *build_attr(struct saver *S, sg_attr *at)
-{
-    Onnx__AttributeProto *p = NEW_MSG(S, Onnx__AttributeProto, ONNX__ATTRIBUTE_PROTO__INIT);
-    if (!p)
-        return NULL;
-    p->name = str(at->name);
-    p->ref_attr_name = str(at->ref_attr_name);
-    p->doc_string = str(at->doc);
-    p->has_type = at->has_type;
-    p->type = (Onnx__AttributeProto__AttributeType)at->type;
-    p->has_f = at->has_f, p->f = at->f;
-    p->has_i = at->has_i, p->i = at->i;
-    p->has_s = at->has_s;
-    p->s.data = (uint8_t *)at->s.data;
-    p->s.len = at->s.len;
-    p->n_floats = at->n_floats, p->floats = at->floats;
-    p->n_ints = at->n_ints, p->ints = at->ints;
-    set_unknown(&p->base, at->unknown);
-    if (at->t && !(p->t = build_tensor(S, at->t)))
-        return NULL;
-    if (at->g && !(p->g = build_graph(S, at->g)))
-        return NULL;
-    if (at->sparse && !(p->sparse_tensor = build_sparse(S, at->sparse)))
-        return NULL;
-    if (at->tp && !(p->tp = build_type(S, at->tp)))
-        return NULL;
-    if (at->n_strings) {
-        if (!(p->strings = ARRAY(S, at->n_strings, ProtobufCBinaryData)))
-            return NULL;
-        for (size_t i = 0; i < at->n_strings; i++) {
-            p->strings[i].data = (uint8_t *)at->strings[i].data;
-            p->strings[i].len = at->strings[i].len;
-        }
-        p->n_strings = at->n_strings;
-    }
-    if (at->n_tensors) {
-        if (!(p->tensors = ARRAY(S, at->n_tensors, Onnx__TensorProto *)))
-            return NULL;
-        for (size_t i = 0; i < at->n_tensors; i++)
-            if (!(p->tensors[i] = build_tensor(S, at->tensors[i])))
-                return NULL;
-        p->n_tensors = at->n_tensors;
-    }
-    if (at->n_graphs) {
-        if (!(p->graphs = ARRAY(S, at->n_graphs, Onnx__GraphProto *)))
-            return NULL;
-        for (size_t i = 0; i < at->n_graphs; i++)
-            if (!(p->graphs[i] = build_graph(S, at->graphs[i])))
-                return NULL;
-        p->n_graphs = at->n_graphs;
-    }
-    if (at->n_sparses) {
-        if (!(p->sparse_tensors = ARRAY(S, at->n_sparses, Onnx__SparseTensorProto *)))
-            return NULL;
-        for (size_t i = 0; i < at->n_sparses; i++)
-            if (!(p->sparse_tensors[i] = build_sparse(S, at->sparses[i])))
-                return NULL;
-        p->n_sparse_tensors = at->n_sparses;
-    }
-    if (at->n_tps) {
-        if (!(p->type_protos = ARRAY(S, at->n_tps, Onnx__TypeProto *)))
-            return NULL;
-        for (size_t i = 0; i < at->n_tps; i++)
-            if (!(p->type_protos[i] = build_type(S, at->tps[i])))
-                return NULL;
-        p->n_type_protos = at->n_tps;
-    }
-    return p;
-}
-
-static char **value_names(struct saver *S, sg_value *const *vals, uint32_t n)
-{
-    char **names = ARRAY(S, n, char *);
-    for (uint32_t i = 0; names && i < n; i++)
-        names[i] = vals[i] ? str(vals[i]->name) : "";
-    return names;
-}
-
-static Onnx__NodeProto *build_node(struct saver *S, sg_node *n)
-{
-    Onnx__NodeProto *p = NEW_MSG(S, Onnx__NodeProto, ONNX__NODE_PROTO__INIT);
-    if (!p)
-        return NULL;
-    p->name = str(n->name);
-    p->op_type = str(n->op_type);
-    p->domain = str(n->domain);
-    p->doc_string = str(n->doc);
-    set_unknown(&p->base, n->unknown);
-    p->n_input = n->n_inputs;
-    p->n_output = n->n_outputs;
-    if ((n->n_inputs && !(p->input = value_names(S, n->inputs, n->n_inputs))) ||
-        (n->n_outputs && !(p->output = value_names(S, n->outputs, n->n_outputs))))
-        return NULL;
-    if (n->n_attrs) {
-        if (!(p->attribute = ARRAY(S, n->n_attrs, Onnx__AttributeProto *)))
-            return NULL;
-        for (uint32_t i = 0; i < n->n_attrs; i++)
-            if (!(p->attribute[i] = build_attr(S, n->attrs[i])))
-                return NULL;
-        p->n_attribute = n->n_attrs;
-    }
-    return p;
-}
-
-static Onnx__ValueInfoProto **build_vis(struct saver *S, sg_value *const *vals, uint32_t n)
-{
-    Onnx__ValueInfoProto **arr = ARRAY(S, n, Onnx__ValueInfoProto *);
-    for (uint32_t i = 0; arr && i < n; i++) {
-        Onnx__ValueInfoProto *p = NEW_MSG(S, Onnx__ValueInfoProto, ONNX__VALUE_INFO_PROTO__INIT);
-        if (!p)
-            return NULL;
-        p->name = str(vals[i]->name);
-        p->doc_string = str(vals[i]->doc);
-        set_unknown(&p->base, vals[i]->vi_unknown);
-        if (vals[i]->type && !(p->type = build_type(S, vals[i]->type)))
-            return NULL;
-        arr[i] = p;
-    }
-    return arr;
-}
-
-static Onnx__GraphProto *build_graph(struct saver *S, sg_graph *g)
-{
-    Onnx__GraphProto *p = NEW_MSG(S, Onnx__GraphProto, ONNX__GRAPH_PROTO__INIT);
-    if (!p)
-        return NULL;
-    p->name = str(g->name);
-    p->doc_string = str(g->doc);
-    set_unknown(&p->base, g->unknown);
-    if (g->n_nodes) {
-        if (!(p->node = ARRAY(S, g->n_nodes, Onnx__NodeProto *)))
-            return NULL;
-        size_t k = 0;
-        for (sg_node *n = g->first; n; n = n->next)
-            if (!(p->node[k++] = build_node(S, n)))
-                return NULL;
-        p->n_node = k;
-    }
-    if (g->n_inits) {
-        if (!(p->initializer = ARRAY(S, g->n_inits, Onnx__TensorProto *)))
-            return NULL;
-        for (uint32_t i = 0; i < g->n_inits; i++)
-            if (!(p->initializer[i] = build_tensor(S, g->inits[i]->init)))
-                return NULL;
-        p->n_initializer = g->n_inits;
-    }
-    if (g->n_sparse_inits) {
-        if (!(p->sparse_initializer = ARRAY(S, g->n_sparse_inits, Onnx__SparseTensorProto *)))
-            return NULL;
-        for (uint32_t i = 0; i < g->n_sparse_inits; i++)
-            if (!(p->sparse_initializer[i] = build_sparse(S, g->sparse_inits[i])))
-                return NULL;
-        p->n_sparse_initializer = g->n_sparse_inits;
-    }
-    if ((g->n_inputs && !(p->input = build_vis(S, g->inputs, g->n_inputs))) ||
-        (g->n_outputs && !(p->output = build_vis(S, g->outputs, g->n_outputs))) ||
-        (g->n_value_info && !(p->value_info = build_vis(S, g->value_info, g->n_value_info))))
-        return NULL;
-    p->n_input = g->n_inputs;
-    p->n_output = g->n_outputs;
-    p->n_value_info = g->n_value_info;
-    if (g->n_annotations) {
-        if (!(p->quantization_annotation = ARRAY(S, g->n_annotations, Onnx__TensorAnnotation *)))
-            return NULL;
-        for (uint32_t i = 0; i < g->n_annotations; i++) {
-            const sg_annotation *an = &g->annotations[i];
-            Onnx__TensorAnnotation *ap =
-                NEW_MSG(S, Onnx__TensorAnnotation, ONNX__TENSOR_ANNOTATION__INIT);
-            if (!ap)
-                return NULL;
-            ap->tensor_name = str(an->tensor_name);
-            set_unknown(&ap->base, an->unknown);
-            if (an->n_params &&
-                !(ap->quant_parameter_tensor_names = build_kvs(S, an->params, an->n_params)))
-                return NULL;
-            ap->n_quant_parameter_tensor_names = an->n_params;
-            p->quantization_annotation[i] = ap;
-        }
-        p->n_quantization_annotation = g->n_annotations;
-    }
-    return p;
-}
-
-static Onnx__FunctionProto *build_function(struct saver *S, const sg_function *f)
-{
-    Onnx__FunctionProto *p = NEW_MSG(S, Onnx__FunctionProto, ONNX__FUNCTION_PROTO__INIT);
-    if (!p)
-        return NULL;
-    p->name = str(f->name);
-    p->domain = str(f->domain);
-    p->doc_string = str(f->doc);
-    set_unknown(&p->base, f->unknown);
-    p->n_attribute = f->n_attributes;
-    p->attribute = (char **)f->attributes;
-    if (f->n_opsets && !(p->opset_import = build_opsets(S, f->opsets, f->n_opsets)))
-        return NULL;
-    p->n_opset_import = f->n_opsets;
-    sg_graph *b = f->body;
-    p->n_input = b->n_inputs;
-    p->n_output = b->n_outputs;
-    if ((b->n_inputs && !(p->input = value_names(S, b->inputs, b->n_inputs))) ||
-        (b->n_outputs && !(p->output = value_names(S, b->outputs, b->n_outputs))))
-        return NULL;
-    if (b->n_nodes) {
-        if (!(p->node = ARRAY(S, b->n_nodes, Onnx__NodeProto *)))
-            return NULL;
-        size_t k = 0;
-        for (sg_node *n = b->first; n; n = n->next)
-            if (!(p->node[k++] = build_node(S, n)))
-                return NULL;
-        p->n_node = k;
-    }
-    return p;
-}
-
-static Onnx__ModelProto *build_model(struct saver *S)
-{
-    sg_model *m = S->m;
-    Onnx__ModelProto *p = NEW_MSG(S, Onnx__ModelProto, ONNX__MODEL_PROTO__INIT);
-    if (!p)
-        return NULL;
-    p->has_ir_version = m->has_ir_version;
-    p->ir_version = m->ir_version;
-    p->has_model_version = m->has_model_version;
-    p->model_version = m->model_version;
-    p->producer_name = str(m->producer_name);
-    p->producer_version = str(m->producer_version);
-    p->domain = str(m->domain);
-    p->doc_string = str(m->doc);
-    set_unknown(&p->base, m->unknown);
-    if (m->n_opsets && !(p->opset_import = build_opsets(S, m->opsets, m->n_opsets)))
-        return NULL;
-    p->n_opset_import = m->n_opsets;
-    if (m->n_metadata && !(p->metadata_props = build_kvs(S, m->metadata, m->n_metadata)))
-        return NULL;
-    p->n_metadata_props = m->n_metadata;
-    if (m->graph && !(p->graph = build_graph(S, m->graph)))
-        return NULL;
-    if (m->n_training) {
-        if (!(p->training_info = ARRAY(S, m->n_training, Onnx__TrainingInfoProto *)))
-            return NULL;
-        for (size_t i = 0; i < m->n_training; i++) {
-            const sg_training *t = &m->training[i];
-            Onnx__TrainingInfoProto *tp =
-                NEW_MSG(S, Onnx__TrainingInfoProto, ONNX__TRAINING_INFO_PROTO__INIT);
-            if (!tp)
-                return NULL;
-            set_unknown(&tp->base, t->unknown);
-            if (t->initialization && !(tp->initialization = build_graph(S, t->initialization)))
-                return NULL;
-            if (t->algorithm && !(tp->algorithm = build_graph(S, t->algorithm)))
-                return NULL;
-            if (t->n_init_binding &&
-                !(tp->initialization_binding = build_kvs(S, t->init_binding, t->n_init_binding)))
-                return NULL;
-            tp->n_initialization_binding = t->n_init_binding;
-            if (t->n_update_binding &&
-                !(tp->update_binding = build_kvs(S, t->update_binding, t->n_update_binding)))
-                return NULL;
-            tp->n_update_binding = t->n_update_binding;
-            p->training_info[i] = tp;
-        }
-        p->n_training_info = m->n_training;
-    }
-    if (m->n_functions) {
-        if (!(p->functions = ARRAY(S, m->n_functions, Onnx__FunctionProto *)))
-            return NULL;
-        for (size_t i = 0; i < m->n_functions; i++)
-            if (!(p->functions[i] = build_function(S, &m->functions[i])))
-                return NULL;
-        p->n_functions = m->n_functions;
-    }
-    return p;
-}
-
-/* ------------------------------------------------------------ file output */
-
-struct file_buffer {
-    ProtobufCBuffer base;
-    int fd;
-    uint8_t *buf;
-    size_t used, cap;
-    int err; /* errno of the first failed write */
-    uint64_t written;
-};
-
-static void write_all(struct file_buffer *fb, const uint8_t *p, size_t len)
-{
-    while (len && !fb->err) {
-        ssize_t n = write(fb->fd, p, len > (1u << 30) ? (1u << 30) : len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            fb->err = errno;
-            return;
-        }
-        p += n;
-        len -= (size_t)n;
-        fb->written += (uint64_t)n;
-    }
-}
-
-static void fb_flush(struct file_buffer *fb)
-{
-    write_all(fb, fb->buf, fb->used);
-    fb->used = 0;
-}
-
-static void fb_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
-{
-    struct file_buffer *fb = (struct file_buffer *)base;
-    if (fb->err || len == 0)
-        return; /* empty bytes fields may come with a NULL pointer */
-    if (len >= fb->cap / 4) {
-        /* Big payloads go straight from their mapping to the file. */
-        fb_flush(fb);
-        write_all(fb, data, len);
-        return;
-    }
-    if (fb->used + len > fb->cap)
-        fb_flush(fb);
-    memcpy(fb->buf + fb->used, data, len);
-    fb->used += len;
-}
+#define WRITE_BUFFER (4u << 20)
 
 /* Does `dir_a` name the same folder as `dir_b`? */
 static bool same_dir(const char *dir_a, const char *dir_b)
@@ -684,7 +60,8 @@ static size_t tensor_bytes(const sg_tensor *t)
 }
 
 /* Decide each tensor's disposition. */
-static void plan(struct saver *S, const struct sg_save_opts *o, const struct layout *L, bool spill)
+static void plan(struct sg__saver *S, const struct sg_save_opts *o, const struct layout *L,
+                 bool spill)
 {
     size_t threshold = o->size_threshold ? o->size_threshold : DEFAULT_THRESHOLD;
     bool data_name_is_kept = false;
@@ -695,64 +72,65 @@ static void plan(struct saver *S, const struct sg_save_opts *o, const struct lay
             data_name_is_kept = true;
     }
     for (size_t i = 0; i < S->n_tensors; i++) {
-        struct planned *pl = &S->tensors[i];
+        struct sg__planned *pl = &S->tensors[i];
         sg_tensor *t = pl->t;
         size_t bytes = tensor_bytes(t);
         bool can_move = t->dtype != SG_DTYPE_STRING && sg_dtype_size(t->dtype) && !t->has_segment;
         pl->len = bytes;
         if (sg_tensor_is_external(t)) {
             if (o->ext_mode == SG_EXT_INLINE)
-                pl->how = KEEP_INLINE;
+                pl->how = SG__KEEP_INLINE;
             else if (o->ext_mode == SG_EXT_AUTO && L->same_folder && !data_name_is_kept &&
                      t->ext_blob)
-                pl->how = KEEP_EXTERNAL;
+                pl->how = SG__KEEP_EXTERNAL;
             else if (o->ext_mode == SG_EXT_FILE && bytes < threshold)
-                pl->how = KEEP_INLINE;
+                pl->how = SG__KEEP_INLINE;
             else
-                pl->how = NEW_EXTERNAL;
+                pl->how = SG__NEW_EXTERNAL;
         } else if (can_move && bytes >= threshold &&
                    (o->ext_mode == SG_EXT_FILE || (o->ext_mode == SG_EXT_AUTO && spill))) {
-            pl->how = NEW_EXTERNAL;
+            pl->how = SG__NEW_EXTERNAL;
         } else {
-            pl->how = KEEP_INLINE;
+            pl->how = SG__KEEP_INLINE;
         }
     }
 }
 
 /* Rewrite the messages per plan; assign offsets in the new data file. */
-static sg_status apply_plan(struct saver *S, const struct layout *L, uint64_t *data_size)
+static sg_status apply_plan(struct sg__saver *S, const struct layout *L, uint64_t *data_size)
 {
     uint64_t off = 0;
     for (size_t i = 0; i < S->n_tensors; i++) {
-        struct planned *pl = &S->tensors[i];
+        struct sg__planned *pl = &S->tensors[i];
         sg_tensor *t = pl->t;
         Onnx__TensorProto *p = pl->msg;
         switch (pl->how) {
-        case KEEP_EXTERNAL:
-            payload_typed(p, t);
+        case SG__KEEP_EXTERNAL:
+            sg__payload_typed(p, t);
             p->has_data_location = t->has_data_location;
             p->data_location = (Onnx__TensorProto__DataLocation)t->data_location;
             p->n_external_data = t->n_external;
-            if (t->n_external && !(p->external_data = build_kvs(S, t->external, t->n_external)))
+            if (t->n_external &&
+                !(p->external_data = sg__save_build_kvs(S, t->external, t->n_external)))
                 return S->st = SG_ENOMEM;
             break;
-        case KEEP_INLINE:
+        case SG__KEEP_INLINE:
             if (sg_tensor_is_external(t)) {
-                payload_clear(p);
+                sg__payload_clear(p);
                 p->has_raw_data = 1;
                 p->raw_data.data = (uint8_t *)t->ext_data;
                 p->raw_data.len = t->ext_len;
             } else {
-                payload_typed(p, t);
+                sg__payload_typed(p, t);
                 p->has_data_location = t->has_data_location;
                 p->data_location = (Onnx__TensorProto__DataLocation)t->data_location;
             }
             break;
-        case NEW_EXTERNAL: {
+        case SG__NEW_EXTERNAL: {
             off = (off + EXT_ALIGN - 1) & ~(uint64_t)(EXT_ALIGN - 1);
             pl->offset = off;
             off += pl->len;
-            payload_clear(p);
+            sg__payload_clear(p);
             p->has_data_location = 1;
             p->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
             sg_kv kv[3];
@@ -764,7 +142,7 @@ static sg_status apply_plan(struct saver *S, const struct layout *L, uint64_t *d
             kv[0] = (sg_kv){"location", L->data_name};
             kv[1] = (sg_kv){"offset", num};
             kv[2] = (sg_kv){"length", num + 24};
-            if (!(p->external_data = build_kvs(S, kv, 3)))
+            if (!(p->external_data = sg__save_build_kvs(S, kv, 3)))
                 return S->st = SG_ENOMEM;
             p->n_external_data = 3;
             break;
@@ -775,34 +153,77 @@ static sg_status apply_plan(struct saver *S, const struct layout *L, uint64_t *d
     return SG_OK;
 }
 
-static sg_status write_data_file(struct saver *S, const struct layout *L, char **tmp_out)
+/* Copy `len` bytes at `offset` of the file `src` to the end of fd, in the
+ * kernel when it can (no page of the source is mapped into our memory). */
+static int copy_range(const char *src, uint64_t offset, size_t len, int fd)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return errno;
+    loff_t off = (loff_t)offset;
+    int err = 0;
+    while (len) {
+        ssize_t n = copy_file_range(in, &off, fd, NULL, len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            err = n < 0 ? errno : EIO;
+            break;
+        }
+        len -= (size_t)n;
+    }
+    close(in);
+    return err;
+}
+
+static sg_status write_data_file(struct sg__saver *S, const struct layout *L, char **tmp_out)
 {
     char *tmp = NULL;
     int fd = sg__open_temp(L->data_path, &tmp, S->diag);
     if (fd < 0)
         return S->diag ? S->diag->status : SG_EIO;
-    struct file_buffer fb = {.fd = fd};
+    struct sg__sink sink = {.fd = fd, .cap = WRITE_BUFFER};
+    sink.buf = sg_malloc(sink.cap);
     static const uint8_t zeros[EXT_ALIGN];
-    sg_status st = SG_OK;
-    for (size_t i = 0; i < S->n_tensors && !fb.err; i++) {
-        struct planned *pl = &S->tensors[i];
-        if (pl->how != NEW_EXTERNAL)
+    uint64_t written = 0;
+    sg_status st = sink.buf ? SG_OK : SG_ENOMEM;
+    for (size_t i = 0; i < S->n_tensors && !st && !sink.err; i++) {
+        struct sg__planned *pl = &S->tensors[i];
+        if (pl->how != SG__NEW_EXTERNAL)
             continue;
-        if (pl->offset > fb.written)
-            write_all(&fb, zeros, (size_t)(pl->offset - fb.written));
-        const void *data;
-        size_t n;
-        if (sg_tensor_is_external(pl->t)) {
-            data = pl->t->ext_data;
-            n = pl->t->ext_len;
-        } else if (!(data = sg_tensor_data(S->m, pl->t, &n, S->diag))) {
-            st = S->diag ? S->diag->status : SG_EINVAL;
-            break;
+        if (pl->offset > written)
+            sg__sink_append(&sink, zeros, (size_t)(pl->offset - written));
+        sg_tensor *t = pl->t;
+        if (sg_tensor_is_external(t) && t->ext_blob && t->ext_blob->real) {
+            /* From another data file: let the kernel copy it. */
+            sg__sink_flush(&sink);
+            uint64_t at = (uint64_t)(t->ext_data - (const uint8_t *)t->ext_blob->data);
+            int err = sink.err ? 0 : copy_range(t->ext_blob->real, at, t->ext_len, fd);
+            if (err) {
+                /* Filesystems without copy_file_range: write from the mapping. */
+                if (err != EXDEV && err != ENOSYS && err != EOPNOTSUPP && err != EINVAL)
+                    sink.err = err;
+                else if (lseek(fd, (off_t)pl->offset, SEEK_SET) >= 0)
+                    sg__sink_append(&sink, t->ext_data, t->ext_len);
+                else
+                    sink.err = errno;
+            }
+        } else {
+            size_t n;
+            const void *data = sg_tensor_data(S->m, t, &n, S->diag);
+            if (!data)
+                st = S->diag ? S->diag->status : SG_EINVAL;
+            else
+                sg__sink_append(&sink, data, n);
         }
-        write_all(&fb, data, n);
+        written = pl->offset + pl->len;
     }
-    if (!st && fb.err)
-        st = sg_diag_set(S->diag, SG_EIO, "writing '%s': %s", L->data_path, strerror(fb.err));
+    sg__sink_flush(&sink);
+    sg_free(sink.buf);
+    if (st == SG_ENOMEM)
+        sg_diag_set(S->diag, st, "out of memory writing '%s'", L->data_path);
+    if (!st && sink.err)
+        st = sg_diag_set(S->diag, SG_EIO, "writing '%s': %s", L->data_path, strerror(sink.err));
     if (close(fd) != 0 && !st)
         st = sg_diag_set(S->diag, SG_EIO, "writing '%s': %s", L->data_path, strerror(errno));
     if (st) {
@@ -814,25 +235,25 @@ static sg_status write_data_file(struct saver *S, const struct layout *L, char *
     return SG_OK;
 }
 
-static sg_status write_model_file(Onnx__ModelProto *p, const char *path, char **tmp_out,
-                                  struct sg_diag *diag)
+static sg_status write_model_file(Onnx__ModelProto *p, const struct sg__emit_plan *plan,
+                                  const char *path, char **tmp_out, struct sg_diag *diag)
 {
     char *tmp = NULL;
     int fd = sg__open_temp(path, &tmp, diag);
     if (fd < 0)
         return diag ? diag->status : SG_EIO;
-    struct file_buffer fb = {.base = {fb_append}, .fd = fd, .cap = 4u << 20};
-    fb.buf = sg_malloc(fb.cap);
+    struct sg__sink sink = {.fd = fd, .cap = WRITE_BUFFER};
+    sink.buf = sg_malloc(sink.cap);
     sg_status st = SG_OK;
-    if (!fb.buf) {
+    if (!sink.buf) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
     } else {
-        protobuf_c_message_pack_to_buffer(&p->base, &fb.base);
-        fb_flush(&fb);
-        if (fb.err)
-            st = sg_diag_set(diag, SG_EIO, "writing '%s': %s", path, strerror(fb.err));
+        sg__emit(p, plan, &sink);
+        sg__sink_flush(&sink);
+        if (sink.err)
+            st = sg_diag_set(diag, SG_EIO, "writing '%s': %s", path, strerror(sink.err));
     }
-    sg_free(fb.buf);
+    sg_free(sink.buf);
     if (close(fd) != 0 && !st)
         st = sg_diag_set(diag, SG_EIO, "writing '%s': %s", path, strerror(errno));
     if (st) {
@@ -865,7 +286,8 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
                            "external data file '%s' must be a file name beside the model",
                            o->external_file);
 
-    struct saver S = {m, sg_arena_create(), diag, SG_OK, NULL, 0, 0};
+    struct sg__saver S = {m, sg_arena_create(), diag, SG_OK, NULL, 0, 0};
+    struct sg__emit_plan sizes = {0};
     struct layout L = {0};
     char *out_dir = sg__dirname(path);
     char *data_name = NULL, *tmp_data = NULL, *tmp_model = NULL;
@@ -893,7 +315,7 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
         goto out;
     }
 
-    Onnx__ModelProto *p = build_model(&S);
+    Onnx__ModelProto *p = sg__save_build_model(&S);
     if (!p) {
         st =
             sg_diag_set(diag, S.st ? S.st : SG_ENOMEM, "%s: out of memory building the file", path);
@@ -901,28 +323,27 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
     }
     uint64_t data_size = 0;
     plan(&S, o, &L, false);
-    if ((st = apply_plan(&S, &L, &data_size)))
+    if ((st = apply_plan(&S, &L, &data_size)) || (st = sg__emit_measure(p, &sizes)))
         goto nomem;
-    size_t packed = protobuf_c_message_get_packed_size(&p->base);
-    if (packed > SG_PROTO_LIMIT && o->ext_mode == SG_EXT_AUTO) {
+    if (sizes.total > SG_PROTO_LIMIT && o->ext_mode == SG_EXT_AUTO) {
         plan(&S, o, &L, true); /* move big tensors out to stay under protobuf's limit */
-        if ((st = apply_plan(&S, &L, &data_size)))
+        sg__emit_plan_free(&sizes);
+        if ((st = apply_plan(&S, &L, &data_size)) || (st = sg__emit_measure(p, &sizes)))
             goto nomem;
-        packed = protobuf_c_message_get_packed_size(&p->base);
     }
-    if (packed > SG_PROTO_LIMIT) {
+    if (sizes.total > SG_PROTO_LIMIT) {
         st = sg_diag_set(diag, SG_ETOOBIG,
                          "%s: the model would be %zu bytes, over protobuf's 2 GB limit; "
                          "save with external data",
-                         path, packed);
+                         path, sizes.total);
         goto out;
     }
     bool any_new = false;
     for (size_t i = 0; i < S.n_tensors; i++)
-        any_new |= S.tensors[i].how == NEW_EXTERNAL;
+        any_new |= S.tensors[i].how == SG__NEW_EXTERNAL;
     if (any_new && (st = write_data_file(&S, &L, &tmp_data)))
         goto out;
-    if ((st = write_model_file(p, path, &tmp_model, diag)))
+    if ((st = write_model_file(p, &sizes, path, &tmp_model, diag)))
         goto out;
     if (tmp_data && rename(tmp_data, L.data_path) != 0) {
         st = sg_diag_set(diag, SG_EIO, "%s: %s", L.data_path, strerror(errno));
@@ -948,6 +369,7 @@ out:
         unlink(tmp_model);
         sg_free(tmp_model);
     }
+    sg__emit_plan_free(&sizes);
     sg_free(S.tensors);
     sg_free(L.data_path);
     sg_free(data_name);
@@ -960,28 +382,35 @@ sg_status sg_model_save_buffer(sg_model *m, uint8_t **data, size_t *len, struct 
 {
     *data = NULL;
     *len = 0;
-    struct saver S = {m, sg_arena_create(), diag, SG_OK, NULL, 0, 0};
+    struct sg__saver S = {m, sg_arena_create(), diag, SG_OK, NULL, 0, 0};
+    struct sg__emit_plan sizes = {0};
+    struct sg__sink sink = {.fd = -1, .grow = true};
     sg_status st = SG_OK;
-    Onnx__ModelProto *p = S.a ? build_model(&S) : NULL;
-    if (!p) {
+    Onnx__ModelProto *p = S.a ? sg__save_build_model(&S) : NULL;
+    if (!p || sg__emit_measure(p, &sizes)) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory building the model");
         goto out;
     }
-    size_t size = protobuf_c_message_get_packed_size(&p->base);
-    if (size > SG_PROTO_LIMIT) {
+    if (sizes.total > SG_PROTO_LIMIT) {
         st = sg_diag_set(diag, SG_ETOOBIG, "the model is %zu bytes, over protobuf's 2 GB limit",
-                         size);
+                         sizes.total);
         goto out;
     }
-    uint8_t *buf = sg_malloc(size);
-    if (!buf) {
+    sink.cap = sizes.total ? sizes.total : 1;
+    if (!(sink.buf = sg_malloc(sink.cap))) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         goto out;
     }
-    protobuf_c_message_pack(&p->base, buf);
-    *data = buf;
-    *len = size;
+    sg__emit(p, &sizes, &sink);
+    if (sink.err) {
+        st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        sg_free(sink.buf);
+        goto out;
+    }
+    *data = sink.buf;
+    *len = sink.used;
 out:
+    sg__emit_plan_free(&sizes);
     sg_free(S.tensors);
     sg_arena_free(S.a);
     return st;
