@@ -854,7 +854,8 @@ sg_status sg_node_for_each_subgraph(sg_node *n, sg_subgraph_fn fn, void *ctx)
                 return st;
         }
         for (size_t k = 0; k < at->n_graphs; k++) {
-            sg_status st = fn(at->graphs[k], ctx);
+            /* A slot stays NULL when loading stopped before its graph. */
+            sg_status st = at->graphs[k] ? fn(at->graphs[k], ctx) : SG_OK;
             if (st)
                 return st;
         }

@@ -4,14 +4,17 @@
  * protobuf-c unpacks nested messages recursively, so a file nesting
  * messages a million deep would overflow the C stack. This scan walks the
  * wire format with an explicit stack, guided by the generated descriptors,
- * and refuses input nested deeper than any real model. Malformed input is
- * left for protobuf-c to reject with its own checks.
+ * and refuses input nested deeper than any real model. On the way it also
+ * refuses what protobuf-c would accept but not write back the same: field
+ * number 0 and strings holding a NUL byte. Other malformed input is left
+ * for protobuf-c to reject with its own checks.
  */
 #include "load_impl.h"
 
 #include "onnx.pb-c.h"
 
 #include <stdint.h>
+#include <string.h>
 
 #define MAX_MESSAGE_DEPTH 512
 
@@ -31,13 +34,13 @@ static int read_varint(const uint8_t *p, size_t end, size_t *pos, uint64_t *out)
     return -1;
 }
 
-/* The submessage descriptor of each field number below 64 of one message
- * type, filled as fields are met: a binary search per field would cost
- * more than the rest of the scan. */
+/* The field descriptor of each field number below 64 of one message type,
+ * filled as fields are met: a binary search per field would cost more than
+ * the rest of the scan. */
 struct desc_fields {
     const ProtobufCMessageDescriptor *desc;
     uint64_t known;
-    const ProtobufCMessageDescriptor *sub[64];
+    const ProtobufCFieldDescriptor *fd[64];
 };
 
 #define MAX_DESCS 32
@@ -61,20 +64,18 @@ static struct desc_fields *fields_of(struct desc_fields *all, int *n,
     return f;
 }
 
-/* The descriptor of field `num` when it is a message field, else NULL. */
-static const ProtobufCMessageDescriptor *sub_of(struct desc_fields *f, uint64_t num)
+/* The descriptor of field `num` (NULL for unknown fields). */
+static const ProtobufCFieldDescriptor *field_of(struct desc_fields *f, uint64_t num)
 {
     if (num < 64 && (f->known >> num & 1))
-        return f->sub[num];
+        return f->fd[num];
     const ProtobufCFieldDescriptor *fd =
         num <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(f->desc, (unsigned)num) : NULL;
-    const ProtobufCMessageDescriptor *sub =
-        fd && fd->type == PROTOBUF_C_TYPE_MESSAGE ? fd->descriptor : NULL;
     if (num < 64) {
-        f->sub[num] = sub;
+        f->fd[num] = fd;
         f->known |= 1ull << num;
     }
-    return sub;
+    return fd;
 }
 
 sg_status sg__check_depth(const void *data, size_t len, struct sg_diag *diag)
@@ -96,6 +97,9 @@ sg_status sg__check_depth(const void *data, size_t len, struct sg_diag *diag)
         uint64_t tag, n;
         if (read_varint(p, local[depth].end, &pos, &tag))
             return SG_OK;
+        if ((tag >> 3) == 0)
+            return sg_diag_set(diag, SG_EPARSE, "invalid protobuf: field number 0 at byte %zu",
+                               pos);
         switch (tag & 7) {
         case 0:
             if (read_varint(p, local[depth].end, &pos, &n))
@@ -110,8 +114,16 @@ sg_status sg__check_depth(const void *data, size_t len, struct sg_diag *diag)
         case 2: {
             if (read_varint(p, local[depth].end, &pos, &n) || n > local[depth].end - pos)
                 return SG_OK;
+            const ProtobufCFieldDescriptor *fd =
+                local[depth].fields ? field_of(local[depth].fields, tag >> 3) : NULL;
+            /* protobuf-c keeps strings NUL-terminated: one holding a NUL
+             * byte would come back cut short, so it is refused here. */
+            if (fd && fd->type == PROTOBUF_C_TYPE_STRING && memchr(p + pos, 0, n))
+                return sg_diag_set(diag, SG_EPARSE,
+                                   "string field '%s' holds a NUL byte (at byte %zu); not supported",
+                                   fd->name, pos);
             const ProtobufCMessageDescriptor *sub =
-                local[depth].fields ? sub_of(local[depth].fields, tag >> 3) : NULL;
+                fd && fd->type == PROTOBUF_C_TYPE_MESSAGE ? fd->descriptor : NULL;
             if (sub) {
                 if (depth == MAX_MESSAGE_DEPTH)
                     return sg_diag_set(diag, SG_EPARSE,
