@@ -7,9 +7,10 @@
  * Bounds default to [-inf, ln(65504)] before an Exp and to the fp16 range
  * [-65504, 65504] otherwise. They are stored in the dtype of the clipped
  * tensor (fp16, bf16, fp32, fp64), rounded inward so the clip never lets
- * through more than asked: ln(65504) in fp16 is 11.0859375, not 11.09375
- * (whose exp overflows). Opset < 11 models get Clip-6 attributes, newer
- * ones min/max inputs; an unbounded side is left out.
+ * through more than asked: ln(65504) becomes 11.0859375, not 11.09375
+ * (whose exp overflows); the default stays float16-exact even on float32
+ * tensors because the compiler may turn the constant into float16. Opset < 11 models get Clip-6
+ * attributes, newer ones min/max inputs; an unbounded side is left out.
  *
  * Keeps intact: every value name (the Clip takes a fresh one), graph
  * outputs (a Clip after a graph output produces it under its old name),
@@ -241,7 +242,12 @@ static void bounds_for(struct ctx *c, const sg_node *n, double *lo, double *hi)
 {
     bool exp_before = c->before && strcmp(n->op_type, "Exp") == 0;
     *lo = c->opts[OPT_MIN].present ? c->opts[OPT_MIN].f : exp_before ? -INFINITY : -FP16_MAX;
-    *hi = c->opts[OPT_MAX].present ? c->opts[OPT_MAX].f : exp_before ? LN_FP16_MAX : FP16_MAX;
+    /* A float32 bound becomes float16 when ATC compiles with force_fp16, and
+     * rounds to nearest: ln(65504) would become 11.09375, whose exp
+     * overflows. So the default is float16-exact, rounded down. */
+    *hi = c->opts[OPT_MAX].present ? c->opts[OPT_MAX].f
+          : exp_before             ? round_down(SG_DTYPE_FLOAT16, LN_FP16_MAX)
+                                   : FP16_MAX;
 }
 
 static sg_status clip_input(struct ctx *c, sg_node *n, uint32_t idx)

@@ -355,6 +355,15 @@ static sg_status run_graph(sg_graph *g, void *arg)
                 st = sg_diag_set(c->diag, st, "out of memory");
         }
     }
+    /* Float32 constants that only converted nodes read are gone now. */
+    for (uint32_t i = g->n_inits; !st && i-- > 0;) {
+        sg_value *v = g->inits[i];
+        if (v->n_uses || (v->flags & (SG_VALUE_INPUT | SG_VALUE_OUTPUT)) ||
+            !sg__strmap_get(&c->to16, v->name))
+            continue;
+        if ((st = sg_value_set_initializer(v, NULL)) || (st = sg_value_remove(v)))
+            st = sg_diag_set(c->diag, st, "cannot remove initializer '%s'", v->name);
+    }
     sg__strmap_free(&c->to16);
     sg__strmap_free(&c->to32);
     return st;
