@@ -81,6 +81,17 @@ static sg_status clean_graph(sg_graph *g, struct ctx *c)
     for (sg_node *n = g->first; n; n = n->next)
         if ((st = sg_node_for_each_subgraph(n, clean_sub, c)))
             return st;
+    /* Order first: sg_graph_toposort uses node->mark too. */
+    sg_node **order = NULL;
+    uint32_t total = g->n_nodes;
+    if (total) {
+        if (!(order = sg_malloc(total * sizeof *order)))
+            return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
+        if ((st = sg_graph_toposort(g, order, c->diag))) {
+            sg_free(order);
+            return st;
+        }
+    }
     sg_graph *saved = c->g;
     c->g = g;
     for (sg_node *n = g->first; n; n = n->next)
@@ -95,28 +106,20 @@ static sg_status clean_graph(sg_graph *g, struct ctx *c)
         sg_node_for_each_subgraph(n, captures_of, c);
     }
     c->g = saved;
+    /* Remove dead nodes consumers first: reverse topological order. */
+    for (uint32_t k = total; !c->st && !st && k-- > 0;) {
+        sg_node *n = order[k];
+        if (n->mark == LIVE)
+            continue;
+        const char *label = sg__node_label(n);
+        if (!(st = sg_node_remove(n, c->diag)))
+            sg_report_change(c->rep, "dead node removed", "%s", label);
+    }
+    sg_free(order);
     if (c->st)
         return sg_diag_set(c->diag, c->st, "out of memory");
-
-    /* Remove dead nodes consumers first: reverse topological order. */
-    if (g->n_nodes) {
-        sg_node **order = sg_malloc(g->n_nodes * sizeof *order);
-        if (!order)
-            return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
-        uint32_t total = g->n_nodes;
-        st = sg_graph_toposort(g, order, c->diag);
-        for (uint32_t k = total; !st && k-- > 0;) {
-            sg_node *n = order[k];
-            if (n->mark == LIVE)
-                continue;
-            const char *label = sg__node_label(n);
-            if (!(st = sg_node_remove(n, c->diag)))
-                sg_report_change(c->rep, "dead node removed", "%s", label);
-        }
-        sg_free(order);
-        if (st)
-            return st;
-    }
+    if (st)
+        return st;
 
     bool main = g->kind == SG_GRAPH_MAIN;
     if (c->opts[OPT_INITIALIZERS].b) {

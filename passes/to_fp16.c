@@ -99,6 +99,17 @@ static int classify(struct ctx *c, sg_node *n)
         }
     if (!involved)
         return KEPT;
+    if (default_domain(n) && !strcmp(n->op_type, "Cast") && n->n_inputs && n->inputs[0]) {
+        /* Cast reads any type. Casts to float16 (and to non-float types)
+         * stay as they are; a Cast from float16 up to float32 is an explicit
+         * boundary, kept; a Cast to float32 from anything else is converted
+         * to make float16. */
+        int32_t in = sg_value_dtype(n->inputs[0]);
+        if (sg_attr_int(n, "to", 0) != SG_DTYPE_FLOAT)
+            return AGNOSTIC;
+        if (in == SG_DTYPE_FLOAT16)
+            return KEPT;
+    }
     const char *label = sg__node_label(n);
     const char *why = NULL;
     if (!default_domain(n))
@@ -211,7 +222,8 @@ static sg_status convert_node(struct ctx *c, sg_node *n)
     }
     if (st)
         return sg_diag_set(c->diag, st, "out of memory");
-    sg_report_change(c->rep, "node converted to float16", "%s", sg__node_label(n));
+    if (float_out)
+        sg_report_change(c->rep, "node converted to float16", "%s", sg__node_label(n));
     return SG_OK;
 }
 
@@ -342,7 +354,8 @@ static sg_status run_graph(sg_graph *g, void *arg)
             if (!v)
                 continue;
             int32_t d = sg_value_dtype(v), want = d;
-            if (n->mark == CONV && (d == SG_DTYPE_FLOAT || d == SG_DTYPE_FLOAT16))
+            bool cast = !strcmp(n->op_type, "Cast"); /* reads any type */
+            if (n->mark == CONV && !cast && (d == SG_DTYPE_FLOAT || d == SG_DTYPE_FLOAT16))
                 want = fp32_only(c, n, i) ? SG_DTYPE_FLOAT : SG_DTYPE_FLOAT16;
             else if (n->mark == KEPT && d == SG_DTYPE_FLOAT16 && was_converted(c, v))
                 want = SG_DTYPE_FLOAT;

@@ -7,22 +7,28 @@
  * node lists changes. A cycle is an error naming a node on it.
  */
 #include "pass_impl.h"
+#include "sg_alloc.h"
 
 static sg_status sort_graph(sg_graph *g, void *arg)
 {
     struct sg_pass_report *rep = ((void **)arg)[0];
     struct sg_diag *diag = ((void **)arg)[1];
+    if (!g->n_nodes)
+        return SG_OK;
+    /* Remember the old order: sorting uses node->mark itself. */
+    sg_node **old = sg_malloc(g->n_nodes * sizeof *old);
+    if (!old)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     uint32_t k = 0;
     for (sg_node *n = g->first; n; n = n->next)
-        n->mark = k++;
+        old[k++] = n;
     sg_status st = sg_graph_sort(g, false, diag);
-    if (st)
-        return st;
     k = 0;
-    for (sg_node *n = g->first; n; n = n->next, k++)
-        if (n->mark != k)
+    for (sg_node *n = g->first; !st && n; n = n->next, k++)
+        if (old[k] != n)
             sg_report_change(rep, "node moved", "%s", sg__node_label(n));
-    return SG_OK;
+    sg_free(old);
+    return st;
 }
 
 static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pass_report *rep,
