@@ -81,9 +81,10 @@ static sg_status read_map(struct ctx *c, const char *path)
         char *hash = strchr(p, '#');
         if (hash)
             *hash = '\0';
-        char *old = strtok(p, " \t\r");
-        char *neu = old ? strtok(NULL, " \t\r") : NULL;
-        char *extra = neu ? strtok(NULL, " \t\r") : NULL;
+        char *save = NULL; /* strtok_r: workers may read map files in parallel */
+        char *old = strtok_r(p, " \t\r", &save);
+        char *neu = old ? strtok_r(NULL, " \t\r", &save) : NULL;
+        char *extra = neu ? strtok_r(NULL, " \t\r", &save) : NULL;
         if (old && (!neu || extra))
             return sg_diag_set(c->diag, SG_EPARSE, "%s:%u: expected 'OLD NEW'", path, line);
         if (old) {
