@@ -862,3 +862,79 @@ sg_status sg_node_for_each_subgraph(sg_node *n, sg_subgraph_fn fn, void *ctx)
     }
     return SG_OK;
 }
+
+/* --------------------------------------------------- renames and types */
+
+sg_status sg_node_rename(sg_node *n, const char *name, struct sg_diag *diag)
+{
+    if (!name || !*name)
+        return sg_diag_set(diag, SG_EINVAL, "empty node name");
+    if (n->name && strcmp(n->name, name) == 0)
+        return SG_OK;
+    sg_graph *g = n->graph;
+    sg_node *other = sg_graph_node(g, name);
+    if (other && other != n)
+        return sg_diag_set(diag, SG_EDUP, "a node named '%s' already exists", name);
+    const char *copy = sg_arena_strdup(g->model->arena, name);
+    if (!copy || sg__name_reserve(g->model, copy) != SG_OK)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    const char *old = n->name;
+    if (old && *old && sg__strmap_get(g->nodes_map, old) == n) {
+        sg__strmap_del(g->nodes_map, old);
+        if (g->dup_node_names)
+            for (sg_node *o = g->first; o; o = o->next)
+                if (o != n && o->name && strcmp(o->name, old) == 0) {
+                    if (sg__strmap_put(g->nodes_map, o->name, o) != SG_OK)
+                        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+                    break;
+                }
+    }
+    n->name = copy;
+    if (sg__strmap_put(g->nodes_map, copy, n) != SG_OK)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    return SG_OK;
+}
+
+sg_status sg_value_rename_fresh(sg_value *v, const char *base, struct sg_diag *diag)
+{
+    if (v->outer)
+        return sg_diag_set(diag, SG_EINVAL, "rename '%s' in the graph that defines it", v->name);
+    const char *name = sg_model_fresh_name(v->graph->model, base);
+    if (!name)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    return rename_in_graph(v, name, diag);
+}
+
+void sg_value_set_type(sg_value *v, sg_type *type)
+{
+    v->type = type;
+}
+
+int32_t sg_value_dtype(const sg_value *v)
+{
+    for (; v; v = v->outer) {
+        const sg_type *t = v->type;
+        if (t && t->kind == SG_TYPE_TENSOR && t->has_elem_type)
+            return t->elem_type;
+        if (t && t->kind != SG_TYPE_TENSOR && t->kind != SG_TYPE_NONE)
+            return SG_DTYPE_UNDEFINED;
+        if (v->init && v->init->has_dtype)
+            return v->init->dtype;
+        if (v->sparse_init && v->sparse_init->values && v->sparse_init->values->has_dtype)
+            return v->sparse_init->values->dtype;
+    }
+    return SG_DTYPE_UNDEFINED;
+}
+
+sg_status sg_graph_for_each_value(sg_graph *g, sg_value_fn fn, void *ctx)
+{
+    struct sg__strmap *map = g->values_map;
+    for (size_t i = 0; i < map->cap; i++) {
+        if (!map->slots[i].key)
+            continue;
+        sg_status st = fn(map->slots[i].value, ctx);
+        if (st)
+            return st;
+    }
+    return SG_OK;
+}

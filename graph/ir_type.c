@@ -127,3 +127,15 @@ char *sg_type_format(const sg_type *t, char *buf, size_t size)
     format_rec(t, buf, size, &pos);
     return buf;
 }
+
+sg_type *sg_type_with_elem(sg_model *m, const sg_type *t, int32_t elem_type)
+{
+    if (!t || (t->kind != SG_TYPE_TENSOR && t->kind != SG_TYPE_SPARSE_TENSOR))
+        return sg_type_tensor(m, elem_type, NULL, -1);
+    sg_type *c = sg_type_clone(m, t);
+    if (!c)
+        return NULL;
+    c->has_elem_type = true;
+    c->elem_type = elem_type;
+    return c;
+}

@@ -505,6 +505,27 @@ sg_status sg_value_remove(sg_value *v);
  * Captures in subgraphs are renamed with it. */
 sg_status sg_value_rename(sg_value *v, const char *name, struct sg_diag *diag);
 
+/* Rename v to a fresh name built from `base` (sg_model_fresh_name), with its
+ * captures. For making shadowed or repeated names unique. */
+sg_status sg_value_rename_fresh(sg_value *v, const char *base, struct sg_diag *diag);
+
+/* Set the type of v (used, not copied; NULL: unknown). Types may be shared
+ * between values, so change a type by setting a new one, never in place. */
+void sg_value_set_type(sg_value *v, sg_type *type);
+
+/*
+ * Element type of v when known: its declared tensor type, else its
+ * initializer's dtype, else (for a capture) that of the value it captures.
+ * 0 (SG_DTYPE_UNDEFINED) when unknown or not a tensor.
+ */
+int32_t sg_value_dtype(const sg_value *v);
+
+/* Call fn for every value of g: its own and its captures, in hash order
+ * (deterministic for a given model and history, not file order). fn must
+ * not add or remove values of g. Stops at the first non-OK status. */
+typedef sg_status (*sg_value_fn)(sg_value *v, void *ctx);
+sg_status sg_graph_for_each_value(sg_graph *g, sg_value_fn fn, void *ctx);
+
 /* ------------------------------------------------------------- node API */
 
 /*
@@ -563,6 +584,14 @@ sg_status sg_node_insert_before_input(sg_node *before, uint32_t idx, sg_node *n,
 sg_status sg_value_replace_uses(sg_value *old, sg_value *new_, bool outputs_too,
                                 struct sg_diag *diag);
 
+/*
+ * Rename node n. The new name (copied) must not name another node of n's
+ * graph (SG_EDUP); it is reserved model-wide so fresh names avoid it. An
+ * empty or NULL name is SG_EINVAL. Node names of other graphs are not
+ * checked: ONNX does not require node names to be unique.
+ */
+sg_status sg_node_rename(sg_node *n, const char *name, struct sg_diag *diag);
+
 /* Attributes. sg_node_attr returns the attribute named `name` or NULL.
  * sg_node_set_attr_* add or replace. */
 sg_attr *sg_node_attr(const sg_node *n, const char *name);
@@ -600,6 +629,10 @@ sg_type *sg_type_tensor(sg_model *m, int32_t elem_type, const int64_t *dims, int
 /* Deep copy into the model's arena. NULL in, NULL out. */
 sg_type *sg_type_clone(sg_model *m, const sg_type *t);
 
+/* A copy of tensor type t with element type elem_type (shape kept; NULL t
+ * gives a rank-unknown tensor type). NULL when out of memory. */
+sg_type *sg_type_with_elem(sg_model *m, const sg_type *t, int32_t elem_type);
+
 /* Format a type as "float32[1,3,'batch',?]" into buf; returns buf. */
 char *sg_type_format(const sg_type *t, char *buf, size_t size);
 
@@ -627,6 +660,18 @@ sg_status sg_graph_sort(sg_graph *g, bool recursive, struct sg_diag *diag);
  * Returns the first violation with the node/value named in `diag`.
  */
 sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag);
+
+/*
+ * Element-type inference: give every value of g (and, when recursive, of its
+ * subgraphs) that has no type a rank-unknown tensor type whose element type
+ * follows from its producer (Cast's `to`, comparison ops give bool, Shape
+ * gives int64, most ops the type of their first input, If/Loop/Scan the
+ * types of their body outputs...). Existing types are never changed and the
+ * values are not listed in value_info, so the saved file does not change;
+ * passes call it to know dtypes that the file left implicit. Values of
+ * unknown-domain ops stay untyped. SG_ECYCLE or SG_ENOMEM on failure.
+ */
+sg_status sg_graph_infer_dtypes(sg_graph *g, bool recursive, struct sg_diag *diag);
 
 /* Verify the main graph, function bodies and training graphs. */
 sg_status sg_model_verify(sg_model *m, struct sg_diag *diag);

@@ -3,6 +3,8 @@
 
 Each model is built with python3-onnx from fixed values, so running this
 again gives the same files. The demo and the tests use them.
+`models/make_models.py --tests OUTDIR` writes the pass test models
+(TEST_MODELS) instead; ctest makes them in the build tree.
 """
 import os
 import sys
@@ -50,16 +52,228 @@ def exp_overflow():
     return model
 
 
+def _model(nodes, name, inputs, outputs, inits=(), opset=13, value_info=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(inits),
+                              value_info=list(value_info))
+    model = helper.make_model(graph, producer_name="surgeon-tests",
+                              opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def _vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def exp_chain(opset, dtype):
+    """x -> Mul -> Exp -> y, to clip before (or after) Exp."""
+    raw = {TensorProto.FLOAT: np.array(2.0, dtype=np.float32).tobytes(),
+           TensorProto.DOUBLE: np.array(2.0, dtype=np.float64).tobytes(),
+           TensorProto.FLOAT16: np.array(2.0, dtype=np.float16).tobytes(),
+           TensorProto.BFLOAT16: bytes([0x00, 0x40])}[dtype]
+    scale = helper.make_tensor("scale", dtype, [], raw, raw=True)
+    nodes = [helper.make_node("Mul", ["x", "scale"], ["t"], name="Mul_0"),
+             helper.make_node("Exp", ["t"], ["y"], name="Exp_1")]
+    return _model(nodes, "exp_chain", [_vi("x", dtype, [2, 3])], [_vi("y", dtype, [2, 3])],
+                  [scale], opset)
+
+
+def exp_clipped():
+    """Exp already behind a tighter Clip (opset 13), and one that is not."""
+    lo = numpy_helper.from_array(np.array(-1.0, dtype=np.float32), "lo")
+    hi = numpy_helper.from_array(np.array(5.0, dtype=np.float32), "hi")
+    nodes = [helper.make_node("Clip", ["x", "lo", "hi"], ["c"], name="Clip_0"),
+             helper.make_node("Exp", ["c"], ["y"], name="Exp_1"),
+             helper.make_node("Exp", ["x"], ["z"], name="Exp_2")]
+    return _model(nodes, "exp_clipped", [_vi("x", TensorProto.FLOAT, [4])],
+                  [_vi("y", TensorProto.FLOAT, [4]), _vi("z", TensorProto.FLOAT, [4])],
+                  [lo, hi])
+
+
+def if_exp():
+    """If whose branches compute Exp of an outer value (captures), plus an
+    Identity inside a branch."""
+    then_g = helper.make_graph(
+        [helper.make_node("Exp", ["x"], ["t_e"], name="Exp_then"),
+         helper.make_node("Identity", ["t_e"], ["then_out"], name="Id_then")],
+        "then", [], [_vi("then_out", TensorProto.FLOAT, [3])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["na"], name="Neg_else"),
+         helper.make_node("Exp", ["na"], ["else_out"], name="Exp_else")],
+        "else", [], [_vi("else_out", TensorProto.FLOAT, [3])])
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], name="Sum_0", keepdims=0),
+             helper.make_node("Greater", ["s", "zero"], ["cond"], name="Greater_1"),
+             helper.make_node("Neg", ["x"], ["a"], name="Neg_outer"),
+             helper.make_node("If", ["cond"], ["y"], name="If_2",
+                              then_branch=then_g, else_branch=else_g),
+             helper.make_node("Add", ["y", "a"], ["z"], name="Add_3")]
+    zero = numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero")
+    return _model(nodes, "if_exp", [_vi("x", TensorProto.FLOAT, [3])],
+                  [_vi("z", TensorProto.FLOAT, [3])], [zero])
+
+
+def expand_bool():
+    """Expand on a bool mask (wrapped by cast-around) and on floats (left)."""
+    shape = numpy_helper.from_array(np.array([3, 4], dtype=np.int64), "shape")
+    nodes = [helper.make_node("Less", ["x", "limit"], ["mask"], name="Less_0"),
+             helper.make_node("Expand", ["mask", "shape"], ["big_mask"], name="Expand_1"),
+             helper.make_node("Expand", ["x", "shape"], ["big_x"], name="Expand_2"),
+             helper.make_node("Where", ["big_mask", "big_x", "zero"], ["y"], name="Where_3")]
+    limit = numpy_helper.from_array(np.array(0.5, dtype=np.float32), "limit")
+    zero = numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero")
+    return _model(nodes, "expand_bool", [_vi("x", TensorProto.FLOAT, [1, 4])],
+                  [_vi("y", TensorProto.FLOAT, [3, 4])], [shape, limit, zero])
+
+
+def identities():
+    """Identities in the middle, before a graph output, and input -> output."""
+    nodes = [helper.make_node("Identity", ["x"], ["a"], name="Id_0"),
+             helper.make_node("Relu", ["a"], ["b"], name="Relu_1"),
+             helper.make_node("Identity", ["b"], ["y"], name="Id_2"),
+             helper.make_node("Identity", ["x"], ["z"], name="Id_3"),
+             helper.make_node("Dropout", ["b"], ["d", "dmask"], name="Drop_4"),
+             helper.make_node("Neg", ["d"], ["w"], name="Neg_5")]
+    return _model(nodes, "identities", [_vi("x", TensorProto.FLOAT, [2])],
+                  [_vi("y", TensorProto.FLOAT, [2]), _vi("z", TensorProto.FLOAT, [2]),
+                   _vi("w", TensorProto.FLOAT, [2])],
+                  value_info=[_vi("a", TensorProto.FLOAT, [2])])
+
+
+def dead():
+    """Dead nodes, an unused initializer, a stale value_info, an unused input."""
+    w = numpy_helper.from_array(np.ones([2], dtype=np.float32), "unused_w")
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="Relu_0"),
+             helper.make_node("Neg", ["x"], ["n1"], name="Neg_1"),
+             helper.make_node("Abs", ["n1"], ["n2"], name="Abs_2")]
+    return _model(nodes, "dead", [_vi("x", TensorProto.FLOAT, [2]),
+                                  _vi("spare", TensorProto.FLOAT, [2])],
+                  [_vi("y", TensorProto.FLOAT, [2])], [w],
+                  value_info=[_vi("gone", TensorProto.FLOAT, [2])])
+
+
+def casts():
+    """A no-op Cast, an exact round trip, a chain to shorten, a lossy pair kept."""
+    nodes = [helper.make_node("Cast", ["x"], ["x2"], name="Cast_noop", to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["i"], ["i64"], name="Cast_up", to=TensorProto.INT64),
+             helper.make_node("Cast", ["i64"], ["i32"], name="Cast_down", to=TensorProto.INT32),
+             helper.make_node("Cast", ["b"], ["bi"], name="Cast_b1", to=TensorProto.INT32),
+             helper.make_node("Cast", ["bi"], ["bf"], name="Cast_b2", to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["x2"], ["h"], name="Cast_h", to=TensorProto.FLOAT16),
+             helper.make_node("Cast", ["h"], ["xf"], name="Cast_f", to=TensorProto.FLOAT),
+             helper.make_node("Add", ["xf", "bf"], ["y"], name="Add_0")]
+    return _model(nodes, "casts", [_vi("x", TensorProto.FLOAT, [2]),
+                                   _vi("i", TensorProto.INT32, [2]),
+                                   _vi("b", TensorProto.BOOL, [2])],
+                  [_vi("y", TensorProto.FLOAT, [2]), _vi("i32", TensorProto.INT32, [2])])
+
+
+def names():
+    """Repeated and missing node names, a Loop body that reuses an outer name."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["v_in", "x"], ["t"], name="Add"),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Identity", ["t"], ["v_out"], name="Add")],
+        "body", [_vi("iter", TensorProto.INT64, []), _vi("cond_in", TensorProto.BOOL, []),
+                 _vi("v_in", TensorProto.FLOAT, [2])],
+        [_vi("cond_out", TensorProto.BOOL, []), _vi("v_out", TensorProto.FLOAT, [2])])
+    trip = numpy_helper.from_array(np.array(3, dtype=np.int64), "trip")
+    cond = numpy_helper.from_array(np.array(True), "cond")
+    nodes = [helper.make_node("Neg", ["x"], ["t"], name="Add"),
+             helper.make_node("Loop", ["trip", "cond", "t"], ["y"], name="Loop", body=body),
+             helper.make_node("Relu", ["y"], ["z"])]
+    return _model(nodes, "names", [_vi("x", TensorProto.FLOAT, [2])],
+                  [_vi("z", TensorProto.FLOAT, [2])], [trip, cond])
+
+
+def unsorted():
+    """Nodes listed consumers first."""
+    nodes = [helper.make_node("Add", ["b", "a"], ["y"], name="Add_2"),
+             helper.make_node("Neg", ["a"], ["b"], name="Neg_1"),
+             helper.make_node("Relu", ["x"], ["a"], name="Relu_0")]
+    m = _model(nodes, "unsorted", [_vi("x", TensorProto.FLOAT, [2])],
+               [_vi("y", TensorProto.FLOAT, [2])])
+    return m
+
+
+def rebatch():
+    """Batch 4 with hard-coded shapes: a leading batch to rewrite, a weight
+    Reshape that must not change, a [B*T, C] reshape, ConstantOfShape, Tile."""
+    def i64(name, v):
+        return numpy_helper.from_array(np.array(v, dtype=np.int64), name)
+    w = numpy_helper.from_array(np.arange(8, dtype=np.float32), "w")
+    nodes = [helper.make_node("Reshape", ["x", "s_flat"], ["flat"], name="Reshape_flat"),
+             helper.make_node("Reshape", ["x", "s_bt"], ["bt"], name="Reshape_bt"),
+             helper.make_node("Reshape", ["w", "s_w"], ["w2"], name="Reshape_w"),
+             helper.make_node("ConstantOfShape", ["s_cos"], ["zeros"], name="COS_0",
+                              value=helper.make_tensor("v", TensorProto.FLOAT, [1], [0.0])),
+             helper.make_node("Tile", ["w2", "reps"], ["wt"], name="Tile_0"),
+             helper.make_node("Add", ["flat", "zeros"], ["y"], name="Add_0")]
+    return _model(nodes, "rebatch", [_vi("x", TensorProto.FLOAT, [4, 3, 2])],
+                  [_vi("y", TensorProto.FLOAT, [4, 6]), _vi("bt", TensorProto.FLOAT, [12, 2]),
+                   _vi("wt", TensorProto.FLOAT, [16, 2])],
+                  [i64("s_flat", [4, 6]), i64("s_bt", [12, 2]), i64("s_w", [4, 2]),
+                   i64("s_cos", [4, 6]), i64("reps", [4, 1]), w],
+                  value_info=[_vi("flat", TensorProto.FLOAT, [4, 6]),
+                              _vi("w2", TensorProto.FLOAT, [4, 2])])
+
+
+def shaped():
+    """Inputs and recorded shapes for set-input-shape."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="Relu_0"),
+             helper.make_node("Mul", ["r", "mask"], ["y"], name="Mul_1")]
+    return _model(nodes, "shaped", [_vi("x", TensorProto.FLOAT, [1, 4, 16]),
+                                    _vi("mask", TensorProto.FLOAT, [1, 4, 16])],
+                  [_vi("y", TensorProto.FLOAT, [1, 4, 16])],
+                  value_info=[_vi("r", TensorProto.FLOAT, [1, 4, 16])])
+
+
+def no_exp():
+    """Nothing for insert-clip or cast-around to do."""
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="Relu_0")]
+    return _model(nodes, "no_exp", [_vi("x", TensorProto.FLOAT, [2])],
+                  [_vi("y", TensorProto.FLOAT, [2])])
+
+
+TEST_MODELS = {
+    "exp_opset6.onnx": lambda: exp_chain(6, TensorProto.FLOAT),
+    "exp_opset11.onnx": lambda: exp_chain(11, TensorProto.FLOAT),
+    "exp_opset13.onnx": lambda: exp_chain(13, TensorProto.FLOAT),
+    "exp_fp16.onnx": lambda: exp_chain(13, TensorProto.FLOAT16),
+    "exp_bf16.onnx": lambda: exp_chain(13, TensorProto.BFLOAT16),
+    "exp_fp64.onnx": lambda: exp_chain(13, TensorProto.DOUBLE),
+    "exp_clipped.onnx": exp_clipped,
+    "if_exp.onnx": if_exp,
+    "expand_bool.onnx": expand_bool,
+    "identities.onnx": identities,
+    "dead.onnx": dead,
+    "casts.onnx": casts,
+    "names.onnx": names,
+    "unsorted.onnx": unsorted,
+    "rebatch.onnx": rebatch,
+    "shaped.onnx": shaped,
+    "no_exp.onnx": no_exp,
+    "exp_overflow.onnx": exp_overflow,
+}
+
+
 MODELS = {
     "exp_overflow.onnx": exp_overflow,
 }
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
-    for name, make in MODELS.items():
+    args = sys.argv[1:]
+    models = MODELS
+    if args and args[0] == "--tests":
+        models = TEST_MODELS
+        args = args[1:]
+    out = args[0] if args else os.path.dirname(os.path.abspath(__file__))
+    os.makedirs(out, exist_ok=True)
+    for name, make in models.items():
         model = make()
-        onnx.checker.check_model(model)
+        # These break SSA form or order on purpose (the passes fix them).
+        if name not in ("names.onnx", "unsorted.onnx"):
+            onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name))
 
 

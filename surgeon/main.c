@@ -13,6 +13,8 @@
 static const struct sg_command *const commands[] = {
     &sg_cmd_inspect,
     &sg_cmd_convert,
+    &sg_cmd_passes,
+    &sg_cmd_optimize,
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
