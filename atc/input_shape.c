@@ -55,7 +55,7 @@ static sg_status parse_dim(const char *text, const char *s, const char *e, struc
     return SG_OK;
 bad:
     return sg_diag_set(diag, SG_EPARSE,
-                       "--input_shape, column %d: bad dimension '%.*s' (a dimension is N, -1 or "
+                       "input shape, column %d: bad dimension '%.*s' (a dimension is N, -1 or "
                        "LO~HI)",
                        (int)(s - text) + 1, (int)(e - s), s);
 }
@@ -85,22 +85,22 @@ sg_status sg_input_shapes_parse(const char *text, sg_input_shapes **out, struct 
                 colon = p;
         if (item == end) {
             st = sg_diag_set(diag, SG_EPARSE,
-                             "--input_shape, column %d: empty item (items are "
+                             "input shape, column %d: empty item (items are "
                              "name:d0,d1,... separated by ';')",
                              (int)(item - text) + 1);
             goto fail;
         }
         if (!colon || colon == item) {
-            st = sg_diag_set(diag, SG_EPARSE,
-                             "--input_shape, column %d: '%.*s' is not name:d0,d1,...",
-                             (int)(item - text) + 1, (int)(end - item), item);
+            st =
+                sg_diag_set(diag, SG_EPARSE, "input shape, column %d: '%.*s' is not name:d0,d1,...",
+                            (int)(item - text) + 1, (int)(end - item), item);
             goto fail;
         }
         for (const char *p = item; p < end; p++)
             if ((unsigned char)*p <= ' ' || *p == '"' || *p == '\'') {
-                st = sg_diag_set(diag, SG_EPARSE,
-                                 "--input_shape, column %d: blank or quote in '%.*s'",
-                                 (int)(p - text) + 1, (int)(end - item), item);
+                st =
+                    sg_diag_set(diag, SG_EPARSE, "input shape, column %d: blank or quote in '%.*s'",
+                                (int)(p - text) + 1, (int)(end - item), item);
                 goto fail;
             }
         struct sg_input_shape *in = &S->items[S->n];
@@ -114,7 +114,7 @@ sg_status sg_input_shapes_parse(const char *text, sg_input_shapes **out, struct 
         S->n++;
         for (size_t i = 0; i + 1 < S->n; i++)
             if (strcmp(S->items[i].name, in->name) == 0) {
-                st = sg_diag_set(diag, SG_EDUP, "--input_shape: input '%s' given twice", in->name);
+                st = sg_diag_set(diag, SG_EDUP, "input shape: input '%s' given twice", in->name);
                 goto fail;
             }
         const char *ds = colon + 1;
@@ -170,14 +170,14 @@ sg_status sg_input_shapes_check(const sg_input_shapes *s, const sg_model *m, str
                 len += w > 0 ? (size_t)w : 0;
             }
             return sg_diag_set(diag, SG_ENOTFOUND,
-                               "--input_shape names '%s', which is not an input of the model "
+                               "the input shape names '%s', which is not an input of the model "
                                "(inputs: %s)",
                                in->name, len ? list : "none");
         }
         if (v->type && v->type->kind == SG_TYPE_TENSOR && v->type->shape &&
             v->type->shape->rank != in->rank)
             return sg_diag_set(diag, SG_ESHAPE,
-                               "--input_shape gives input '%s' %u dimension%s, the model %u",
+                               "the input shape gives input '%s' %u dimension%s, the model %u",
                                in->name, in->rank, in->rank == 1 ? "" : "s", v->type->shape->rank);
     }
     return SG_OK;

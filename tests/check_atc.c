@@ -251,18 +251,18 @@ START_TEST(test_input_shapes)
         sg_status st;
         const char *msg;
     } bad[] = {
-        {"x", SG_EPARSE, "--input_shape, column 1: 'x' is not name:d0,d1,..."},
-        {":1,2", SG_EPARSE, "--input_shape, column 1: ':1,2' is not name:d0,d1,..."},
-        {"x:1;;y:2", SG_EPARSE, "--input_shape, column 5: empty item"},
-        {"x:1;", SG_EPARSE, "--input_shape, column 5: empty item"},
-        {"x:1,a", SG_EPARSE, "--input_shape, column 5: bad dimension 'a'"},
-        {"x:1,,2", SG_EPARSE, "--input_shape, column 5: bad dimension ''"},
-        {"x:-2", SG_EPARSE, "--input_shape, column 3: bad dimension '-2'"},
-        {"x:8~4", SG_EPARSE, "--input_shape, column 3: bad dimension '8~4'"},
-        {"x:01", SG_EPARSE, "--input_shape, column 3: bad dimension '01'"},
-        {"x:99999999999999999999", SG_EPARSE, "--input_shape, column 3: bad dimension"},
-        {"x:1, 2", SG_EPARSE, "--input_shape, column 5: blank or quote in 'x:1, 2'"},
-        {"x:1;x:2", SG_EDUP, "--input_shape: input 'x' given twice"},
+        {"x", SG_EPARSE, "input shape, column 1: 'x' is not name:d0,d1,..."},
+        {":1,2", SG_EPARSE, "input shape, column 1: ':1,2' is not name:d0,d1,..."},
+        {"x:1;;y:2", SG_EPARSE, "input shape, column 5: empty item"},
+        {"x:1;", SG_EPARSE, "input shape, column 5: empty item"},
+        {"x:1,a", SG_EPARSE, "input shape, column 5: bad dimension 'a'"},
+        {"x:1,,2", SG_EPARSE, "input shape, column 5: bad dimension ''"},
+        {"x:-2", SG_EPARSE, "input shape, column 3: bad dimension '-2'"},
+        {"x:8~4", SG_EPARSE, "input shape, column 3: bad dimension '8~4'"},
+        {"x:01", SG_EPARSE, "input shape, column 3: bad dimension '01'"},
+        {"x:99999999999999999999", SG_EPARSE, "input shape, column 3: bad dimension"},
+        {"x:1, 2", SG_EPARSE, "input shape, column 5: blank or quote in 'x:1, 2'"},
+        {"x:1;x:2", SG_EDUP, "input shape: input 'x' given twice"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sg_diag_clear(&d);
@@ -288,9 +288,9 @@ START_TEST(test_input_shapes_model)
         {"x:1,4,16", SG_OK, ""},
         {"x:-1,4,1~32", SG_OK, ""},
         {"y:1,4,16", SG_ENOTFOUND,
-         "--input_shape names 'y', which is not an input of the model (inputs: x)"},
-        {"scale:1", SG_ENOTFOUND, "--input_shape names 'scale', which is not an input"},
-        {"x:1,64", SG_ESHAPE, "--input_shape gives input 'x' 2 dimensions, the model 3"},
+         "the input shape names 'y', which is not an input of the model (inputs: x)"},
+        {"scale:1", SG_ENOTFOUND, "the input shape names 'scale', which is not an input"},
+        {"x:1,64", SG_ESHAPE, "the input shape gives input 'x' 2 dimensions, the model 3"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sg_input_shapes *s;
