@@ -238,7 +238,8 @@ bool sg_atc_op_covers(const struct sg_atc_op *op, const char *node);
  * Switch off in `sw` every pass that made a compiled op covering one of
  * `nodes`: pass_name entries in GraphFusion, pass_name_ub in UBFusion.
  * uncovered (n_nodes entries, may be NULL) tells which nodes no op covers;
- * *n_off (may be NULL) receives how many entries were switched off.
+ * *n_off (may be NULL) receives how many distinct passes were found behind
+ * the nodes (each is off afterwards, even if `sw` had it on).
  * Statuses: SG_EINVAL (a pass name the switch file cannot hold), SG_ENOMEM.
  */
 sg_status sg_fusion_switch_off_for_nodes(sg_fusion_switch *sw, const sg_atc_map *map,

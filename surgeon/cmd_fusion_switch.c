@@ -196,7 +196,7 @@ static int from_map(sg_fusion_switch *sw, const char *map_path, const struct cli
     if (sg_atc_map_read(map_path, &map, &d))
         return cli_fail(&d);
     uncovered = sg_calloc(nodes->n, sizeof *uncovered);
-    size_t before = sw->n_entries, n_off = 0;
+    size_t n_off = 0;
     if (!uncovered) {
         sg_diag_set(&d, SG_ENOMEM, "out of memory");
         rc = cli_fail(&d);
@@ -231,7 +231,7 @@ static int from_map(sg_fusion_switch *sw, const char *map_path, const struct cli
             }
         }
     }
-    if (n_off == 0 && sw->n_entries == before) {
+    if (n_off == 0) {
         cli_error("no fusion pass made the ops covering %s: nothing to switch off; nothing "
                   "written",
                   nodes->n == 1 ? "this node" : "these nodes");

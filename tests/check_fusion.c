@@ -435,6 +435,22 @@ START_TEST(test_map)
                            "  }\n}\n");
     free(text);
     sg_fusion_switch_free(sw);
+
+    /* A pass already off by name is found all the same; one switched on is
+     * switched off, since that is what the nodes need. */
+    sw = sg_fusion_switch_create();
+    ck_assert_ok(sg_fusion_switch_set(sw, SG_FUSION_UB, "AutomaticUbFusion", false, &d), &d);
+    ck_assert_ok(sg_fusion_switch_set(sw, SG_FUSION_GRAPH, "SoftmaxFusionPass", true, &d), &d);
+    const char *two[] = {"Mul_0", "ReduceSum_5"};
+    ck_assert_ok(sg_fusion_switch_off_for_nodes(sw, map, two, 2, NULL, &n_off, &d), &d);
+    ck_assert_uint_eq(n_off, 3);
+    ck_assert_uint_eq(sw->n_entries, 3);
+    ck_assert(!sg_fusion_switch_pass_enabled(sw, SG_FP_SOFTMAX));
+    ck_assert(!sg_fusion_switch_pass_enabled(sw, SG_FP_AUTOMATIC_UB));
+    const char *plain[] = {"Exp_3"};
+    ck_assert_ok(sg_fusion_switch_off_for_nodes(sw, map, plain, 1, NULL, &n_off, &d), &d);
+    ck_assert_uint_eq(n_off, 0);
+    sg_fusion_switch_free(sw);
     sg_atc_map_free(map);
     sg_atc_map_free(NULL);
 }
