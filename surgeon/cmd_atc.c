@@ -221,16 +221,6 @@ static int to_json(const char *om, const char *json, const char *const *extra, s
         return cli_usage(&sg_cmd_atc, "%s", d.msg);
     if (st)
         return cli_fail(&d);
-    if (!print) {
-        /* Check before anything runs that atc exists. */
-        char *exe = NULL;
-        int rc = find_atc(&exe);
-        sg_free(exe);
-        if (rc != SG_EXIT_OK) {
-            sg_argv_free(argv);
-            return rc;
-        }
-    }
     int rc = dispatch(print ? BACKEND_PRINT : BACKEND_ATC, argv);
     sg_argv_free(argv);
     return rc;
