@@ -1,5 +1,6 @@
 /* cli.c - messages and small parsers shared by the subcommands. */
 #include "cli.h"
+#include "sg_alloc.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -100,4 +101,52 @@ const char *cli_human_bytes(unsigned long long n, char *buf, size_t size)
     else
         snprintf(buf, size, "%.1f %s", v, units[u]);
     return buf;
+}
+
+bool cli_list_add(struct cli_list *l, const char *s)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        char **g = sg_realloc(l->v, cap * sizeof *g);
+        if (!g)
+            return false;
+        l->v = g;
+        l->cap = cap;
+    }
+    char *copy = sg_strdup(s);
+    if (!copy)
+        return false;
+    l->v[l->n++] = copy;
+    return true;
+}
+
+bool cli_list_add_commas(struct cli_list *l, const char *s)
+{
+    for (const char *p = s;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == 0)
+            return false;
+        char *item = sg_malloc(len + 1);
+        if (!item)
+            return false;
+        memcpy(item, p, len);
+        item[len] = '\0';
+        bool ok = cli_list_add(l, item);
+        sg_free(item);
+        if (!ok)
+            return false;
+        if (!comma)
+            return true;
+        p = comma + 1;
+    }
+}
+
+void cli_list_free(struct cli_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        sg_free(l->v[i]);
+    sg_free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
 }

@@ -31,6 +31,9 @@ extern const struct sg_command sg_cmd_inspect;
 extern const struct sg_command sg_cmd_convert;
 extern const struct sg_command sg_cmd_passes;
 extern const struct sg_command sg_cmd_optimize;
+extern const struct sg_command sg_cmd_fusion_switch;
+extern const struct sg_command sg_cmd_keep_dtype;
+extern const struct sg_command sg_cmd_atc;
 
 /* "surgeon: error: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -49,6 +52,22 @@ bool cli_help_requested(const struct sg_command *cmd, int argc, char **argv);
 
 /* Parse a non-negative integer with an optional K/M/G suffix (powers of 1024). */
 bool cli_parse_size(const char *s, unsigned long long *out);
+
+/* A growing list of strings (owned copies), for options given as
+ * comma-separated lists and possibly repeated (--nodes a,b --nodes c). */
+struct cli_list {
+    char **v;
+    size_t n, cap;
+};
+
+/* Append the comma-separated items of s. False (list unchanged past the
+ * items already added) on an empty item or when out of memory. */
+bool cli_list_add_commas(struct cli_list *l, const char *s);
+
+/* Append one item as it is. False when out of memory. */
+bool cli_list_add(struct cli_list *l, const char *s);
+
+void cli_list_free(struct cli_list *l);
 
 /* "12.3 MB" style, into buf. */
 const char *cli_human_bytes(unsigned long long n, char *buf, size_t size);

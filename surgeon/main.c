@@ -11,10 +11,8 @@
 #endif
 
 static const struct sg_command *const commands[] = {
-    &sg_cmd_inspect,
-    &sg_cmd_convert,
-    &sg_cmd_passes,
-    &sg_cmd_optimize,
+    &sg_cmd_inspect,       &sg_cmd_convert,    &sg_cmd_passes, &sg_cmd_optimize,
+    &sg_cmd_fusion_switch, &sg_cmd_keep_dtype, &sg_cmd_atc,
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -28,7 +26,7 @@ static void print_help(FILE *out)
           "commands:\n",
           out);
     for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(out, "  %-12s %s\n", commands[i]->name, commands[i]->summary);
+        fprintf(out, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
     fputs("\nexit codes: 0 success, 1 failure on the input, 2 bad usage\n", out);
 }
 

@@ -14,6 +14,9 @@ Suite *suite_graph(void);
 Suite *suite_io(void);
 Suite *suite_tensorfile(void);
 Suite *suite_passes(void);
+Suite *suite_json(void);
+Suite *suite_fusion(void);
+Suite *suite_atc(void);
 
 /* Assert a status is SG_OK, printing the diagnostic when it is not. */
 #define ck_assert_ok(expr, diag)                                                                   \
