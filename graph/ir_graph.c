@@ -167,7 +167,8 @@ sg_value *sg_graph_resolve(sg_graph *g, const char *name, struct sg_diag *diag)
 
 /* --------------------------------------------------------------- uses */
 
-sg_status sg__value_add_use(sg_value *v, sg_node *n, int32_t index)
+/* Room for one more use in v's list, so that adding it cannot fail. */
+static sg_status reserve_use(sg_value *v)
 {
     if (v->n_uses == v->cap_uses) {
         uint32_t cap = v->cap_uses ? v->cap_uses * 2 : 2;
@@ -178,8 +179,18 @@ sg_status sg__value_add_use(sg_value *v, sg_node *n, int32_t index)
         v->uses = grown;
         v->cap_uses = cap;
     }
+    return SG_OK;
+}
+
+sg_status sg__value_add_use(sg_value *v, sg_node *n, int32_t index)
+{
+    sg_status st = reserve_use(v);
+    if (st)
+        return st;
     v->uses[v->n_uses].node = n;
     v->uses[v->n_uses].index = index;
+    if (index >= 0)
+        n->use_pos[index] = v->n_uses;
     v->n_uses++;
     return SG_OK;
 }
@@ -197,14 +208,28 @@ static void drop_capture_if_unused(sg_value *v)
 
 void sg__value_drop_use(sg_value *v, sg_node *n, int32_t index)
 {
-    for (uint32_t i = 0; i < v->n_uses; i++) {
-        if (v->uses[i].node == n && v->uses[i].index == index) {
-            memmove(&v->uses[i], &v->uses[i + 1], (v->n_uses - i - 1) * sizeof *v->uses);
-            v->n_uses--;
-            drop_capture_if_unused(v);
-            return;
-        }
+    uint32_t at = v->n_uses;
+    if (index >= 0) {
+        uint32_t pos = n->use_pos[index];
+        if (pos < v->n_uses && v->uses[pos].node == n && v->uses[pos].index == index)
+            at = pos;
+    } else {
+        for (uint32_t i = 0; i < v->n_uses; i++)
+            if (v->uses[i].node == n && v->uses[i].index == index) {
+                at = i;
+                break;
+            }
     }
+    if (at == v->n_uses)
+        return;
+    /* Move the last use into the hole and tell its node where it went. */
+    sg_use last = v->uses[--v->n_uses];
+    if (at != v->n_uses) {
+        v->uses[at] = last;
+        if (last.index >= 0)
+            last.node->use_pos[last.index] = at;
+    }
+    drop_capture_if_unused(v);
 }
 
 /* ------------------------------------------------------------- values */
@@ -542,7 +567,8 @@ void sg_node_move_after(sg_node *n, sg_node *ref)
     g->n_nodes++;
 }
 
-static sg_status grow_slots(sg_arena *a, sg_value ***arr, uint32_t n, uint32_t *cap, uint32_t want)
+static sg_status grow_slots(sg_arena *a, sg_value ***arr, uint32_t n, uint32_t *cap, uint32_t want,
+                            uint32_t **pos)
 {
     if (want <= *cap)
         return SG_OK;
@@ -550,9 +576,12 @@ static sg_status grow_slots(sg_arena *a, sg_value ***arr, uint32_t n, uint32_t *
     while (new_cap < want)
         new_cap *= 2;
     sg_value **grown = sg_arena_grow(a, *arr, n, new_cap, sizeof *grown);
-    if (!grown)
+    uint32_t *grown_pos = pos ? sg_arena_grow(a, *pos, n, new_cap, sizeof *grown_pos) : NULL;
+    if (!grown || (pos && !grown_pos))
         return SG_ENOMEM;
     *arr = grown;
+    if (pos)
+        *pos = grown_pos;
     *cap = new_cap;
     return SG_OK;
 }
@@ -562,8 +591,8 @@ sg_status sg_node_set_input(sg_node *n, uint32_t i, sg_value *v)
     if (i > n->n_inputs || (v && v->graph != n->graph))
         return SG_EINVAL;
     if (i == n->n_inputs) {
-        sg_status st =
-            grow_slots(n->graph->model->arena, &n->inputs, n->n_inputs, &n->cap_inputs, i + 1);
+        sg_status st = grow_slots(n->graph->model->arena, &n->inputs, n->n_inputs, &n->cap_inputs,
+                                  i + 1, &n->use_pos);
         if (st)
             return st;
         n->inputs[i] = NULL;
@@ -572,24 +601,16 @@ sg_status sg_node_set_input(sg_node *n, uint32_t i, sg_value *v)
     sg_value *old = n->inputs[i];
     if (old == v)
         return SG_OK;
-    if (v) {
-        sg_status st = sg__value_add_use(v, n, (int32_t)i);
-        if (st)
-            return st;
-    }
+    /* Drop the old use before adding the new one: both go through the
+     * slot's use_pos. Reserving first keeps a failure free of changes. */
+    if (v && reserve_use(v) != SG_OK)
+        return SG_ENOMEM;
     n->inputs[i] = v;
     if (old)
         sg__value_drop_use(old, n, (int32_t)i);
+    if (v)
+        sg__value_add_use(v, n, (int32_t)i);
     return SG_OK;
-}
-
-static void use_reindex(sg_value *v, sg_node *n, int32_t from, int32_t to)
-{
-    for (uint32_t k = 0; k < v->n_uses; k++)
-        if (v->uses[k].node == n && v->uses[k].index == from) {
-            v->uses[k].index = to;
-            return;
-        }
 }
 
 sg_status sg_node_remove_input(sg_node *n, uint32_t i)
@@ -601,8 +622,9 @@ sg_status sg_node_remove_input(sg_node *n, uint32_t i)
         sg__value_drop_use(old, n, (int32_t)i);
     for (uint32_t k = i + 1; k < n->n_inputs; k++) {
         if (n->inputs[k])
-            use_reindex(n->inputs[k], n, (int32_t)k, (int32_t)k - 1);
+            n->inputs[k]->uses[n->use_pos[k]].index = (int32_t)k - 1;
         n->inputs[k - 1] = n->inputs[k];
+        n->use_pos[k - 1] = n->use_pos[k];
     }
     n->n_inputs--;
     return SG_OK;
@@ -615,8 +637,8 @@ sg_status sg_node_set_output(sg_node *n, uint32_t i, sg_value *v)
     if (v && (v->producer || v->init || v->outer || (v->flags & SG_VALUE_INPUT)))
         return SG_EDUP;
     if (i == n->n_outputs) {
-        sg_status st =
-            grow_slots(n->graph->model->arena, &n->outputs, n->n_outputs, &n->cap_outputs, i + 1);
+        sg_status st = grow_slots(n->graph->model->arena, &n->outputs, n->n_outputs,
+                                  &n->cap_outputs, i + 1, NULL);
         if (st)
             return st;
         n->outputs[i] = NULL;

@@ -459,10 +459,14 @@ static sg_status load_node(struct loader *L, sg_graph *g, const Onnx__NodeProto 
     n->n_inputs = n->cap_inputs = (uint32_t)p->n_input;
     n->n_outputs = n->cap_outputs = (uint32_t)p->n_output;
     n->n_attrs = n->cap_attrs = (uint32_t)p->n_attribute;
-    n->inputs = sg_arena_calloc(L->a, p->n_input, sizeof *n->inputs);
-    n->outputs = sg_arena_calloc(L->a, p->n_output, sizeof *n->outputs);
-    n->attrs = sg_arena_calloc(L->a, p->n_attribute, sizeof *n->attrs);
-    if (!n->inputs || !n->outputs || !n->attrs)
+    /* Zero-length lists stay NULL: a calloc per empty list would cost more
+     * than the rest of a small node. */
+    n->inputs = p->n_input ? sg_arena_calloc(L->a, p->n_input, sizeof *n->inputs) : NULL;
+    n->use_pos = p->n_input ? sg_arena_alloc(L->a, p->n_input * sizeof *n->use_pos) : NULL;
+    n->outputs = p->n_output ? sg_arena_calloc(L->a, p->n_output, sizeof *n->outputs) : NULL;
+    n->attrs = p->n_attribute ? sg_arena_calloc(L->a, p->n_attribute, sizeof *n->attrs) : NULL;
+    if ((p->n_input && (!n->inputs || !n->use_pos)) || (p->n_output && !n->outputs) ||
+        (p->n_attribute && !n->attrs))
         return nomem(L);
     for (size_t i = 0; i < p->n_input; i++) {
         if (!*p->input[i])

@@ -119,9 +119,10 @@ sg_status sg__check_depth(const void *data, size_t len, struct sg_diag *diag)
             /* protobuf-c keeps strings NUL-terminated: one holding a NUL
              * byte would come back cut short, so it is refused here. */
             if (fd && fd->type == PROTOBUF_C_TYPE_STRING && memchr(p + pos, 0, n))
-                return sg_diag_set(diag, SG_EPARSE,
-                                   "string field '%s' holds a NUL byte (at byte %zu); not supported",
-                                   fd->name, pos);
+                return sg_diag_set(
+                    diag, SG_EPARSE,
+                    "string field '%s' holds a NUL byte (at byte %zu); not supported", fd->name,
+                    pos);
             const ProtobufCMessageDescriptor *sub =
                 fd && fd->type == PROTOBUF_C_TYPE_MESSAGE ? fd->descriptor : NULL;
             if (sub) {

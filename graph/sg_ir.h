@@ -278,7 +278,9 @@ struct sg_attr {
 #define SG_USE_IMPLICIT (-1)
 
 /* One reading of a value: input slot `index` of `node`, or an implicit use
- * (index SG_USE_IMPLICIT) by a subgraph of `node`. */
+ * (index SG_USE_IMPLICIT) by a subgraph of `node`. Use lists are unordered:
+ * removing a use moves the last one into its place (O(1), found through the
+ * node's use_pos). */
 typedef struct sg_use {
     sg_node *node;
     int32_t index;
@@ -291,6 +293,7 @@ struct sg_node {
     const char *doc;
     sg_graph *graph;
     sg_value **inputs; /* NULL entry: omitted optional input ("") */
+    uint32_t *use_pos; /* for each input slot: its entry in inputs[i]->uses */
     uint32_t n_inputs, cap_inputs;
     sg_value **outputs; /* NULL entry: omitted optional output ("") */
     uint32_t n_outputs, cap_outputs;

@@ -115,36 +115,26 @@ static sg_status verify_sub(sg_graph *sub, void *ctx)
     return sg_graph_verify(sub, c->diag);
 }
 
-/* Per node: how many use entries point at it and the sums of (slot + 1)
- * and its square. Comparing them with the node's own input slots checks
- * "each input slot is listed exactly once" in linear time: a duplicated
- * entry must come with a missing one, which changes the sums. */
-struct tally {
-    uint64_t count, sum, sum_sq;
-};
-
-static void tally_add(struct tally *t, uint64_t slot)
-{
-    t->count++;
-    t->sum += slot + 1;
-    t->sum_sq += (slot + 1) * (slot + 1);
-}
-
-static sg_status check_node(sg_graph *g, sg_node *n, const struct tally *listed, uint32_t stamp,
+/* Each input slot (n, i) must be the use entry n->use_pos[i] of its value;
+ * with the counts of slots and of explicit entries equal (checked by the
+ * caller) that makes slots and entries match one to one. */
+static sg_status check_node(sg_graph *g, sg_node *n, uint64_t *slots, uint32_t stamp,
                             struct sg_diag *diag)
 {
     if (n->graph != g || n->dead)
         return sg_diag_set(diag, SG_EINVAL, "node '%s' is listed in graph '%s' but not part of it",
                            nlabel(n), gname(g));
-    struct tally want = {0, 0, 0};
-    for (uint32_t i = 0; i < n->n_inputs; i++)
-        if (n->inputs[i])
-            tally_add(&want, i);
-    if (want.count != listed->count || want.sum != listed->sum || want.sum_sq != listed->sum_sq)
-        return sg_diag_set(diag, SG_EINVAL,
-                           "node '%s': the use lists of its inputs (first: '%s') do not list each "
-                           "input slot exactly once",
-                           nlabel(n), n->n_inputs && n->inputs[0] ? n->inputs[0]->name : "");
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        sg_value *v = n->inputs[i];
+        if (!v)
+            continue;
+        uint32_t pos = n->use_pos[i];
+        if (pos >= v->n_uses || v->uses[pos].node != n || v->uses[pos].index != (int32_t)i)
+            return sg_diag_set(diag, SG_EINVAL,
+                               "node '%s' input %u: value '%s' does not list it as a use",
+                               nlabel(n), i, v->name);
+        (*slots)++;
+    }
     for (uint32_t i = 0; i < n->n_inputs; i++) {
         sg_value *v = n->inputs[i];
         if (!v)
@@ -180,7 +170,7 @@ static sg_status check_node(sg_graph *g, sg_node *n, const struct tally *listed,
     return sg_node_for_each_subgraph(n, verify_sub, &c);
 }
 
-static sg_status check_value(sg_graph *g, sg_value *v, struct tally *tallies, struct sg_diag *diag)
+static sg_status check_value(sg_graph *g, sg_value *v, uint64_t *entries, struct sg_diag *diag)
 {
     if (v->graph != g)
         return sg_diag_set(diag, SG_EINVAL, "value '%s' is mapped in the wrong graph", v->name);
@@ -207,7 +197,7 @@ static sg_status check_value(sg_graph *g, sg_value *v, struct tally *tallies, st
                            v->name);
     for (uint32_t i = 0; i < v->n_uses; i++) {
         sg_use u = v->uses[i];
-        if (!u.node || u.node->dead || u.node->graph != g || u.node->mark >= g->n_nodes)
+        if (!u.node || u.node->dead || u.node->graph != g)
             return sg_diag_set(diag, SG_EINVAL, "value '%s' lists a use by a node not in its graph",
                                v->name);
         if (u.index >= 0) {
@@ -216,7 +206,7 @@ static sg_status check_value(sg_graph *g, sg_value *v, struct tally *tallies, st
                     diag, SG_EINVAL,
                     "value '%s' lists node '%s' input %d, which reads something else", v->name,
                     nlabel(u.node), u.index);
-            tally_add(&tallies[u.node->mark], (uint64_t)u.index);
+            (*entries)++;
         } else if (u.index == SG_USE_IMPLICIT) {
             struct capture_count c = {v, 0};
             sg_node_for_each_subgraph(u.node, count_capture, &c);
@@ -258,13 +248,7 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
     if (count != g->n_nodes || g->last != prev)
         return sg_diag_set(diag, SG_EINVAL, "graph '%s' node count is wrong", gname(g));
 
-    /* Number the nodes (node->mark) so use entries can be tallied per node. */
-    uint32_t idx = 0;
-    for (sg_node *n = g->first; n; n = n->next)
-        n->mark = idx++;
-    struct tally *tallies = sg_calloc(g->n_nodes + 1, sizeof *tallies);
-    if (!tallies)
-        return sg_diag_set(diag, SG_ENOMEM, "out of memory verifying graph");
+    uint64_t slots = 0, entries = 0;
 
     /* Stamp every mapped value (value->mark), so that "is this value live in
      * the graph" is a compare, not a lookup, for every input and list entry. */
@@ -283,7 +267,7 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
         v->mark = stamp;
     }
     for (size_t i = 0; i < map->cap; i++)
-        if (map->slots[i].key && (st = check_value(g, map->slots[i].value, tallies, diag)))
+        if (map->slots[i].key && (st = check_value(g, map->slots[i].value, &entries, diag)))
             goto out;
     if ((st = check_list(g, g->inputs, g->n_inputs, SG_VALUE_INPUT, "input", stamp, diag)) ||
         (st = check_list(g, g->outputs, g->n_outputs, SG_VALUE_OUTPUT, "output", stamp, diag)) ||
@@ -293,8 +277,15 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
              check_list(g, g->inits, g->n_inits, SG_VALUE_INITIALIZER, "initializer", stamp, diag)))
         goto out;
     for (sg_node *n = g->first; n; n = n->next)
-        if ((st = check_node(g, n, &tallies[n->mark], stamp, diag)))
+        if ((st = check_node(g, n, &slots, stamp, diag)))
             goto out;
+    if (slots != entries) {
+        st = sg_diag_set(diag, SG_EINVAL,
+                         "graph '%s' has %llu input slots but %llu use entries (a use is listed "
+                         "twice)",
+                         gname(g), (unsigned long long)slots, (unsigned long long)entries);
+        goto out;
+    }
 
     if (g->n_nodes) {
         sg_node **order = sg_malloc(g->n_nodes * sizeof *order);
@@ -306,7 +297,6 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
         sg_free(order);
     }
 out:
-    sg_free(tallies);
     return st;
 }
 
