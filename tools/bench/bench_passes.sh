@@ -1,0 +1,53 @@
+#!/bin/bash
+# Benchmark of the passes (issue 3): load + insert-clip + save against the
+# same rewrite in python onnx, every pass at 10k and 100k nodes (the ratio
+# shows whether it scales linearly), and batch mode -j 1 against -j 2.
+# Not a test. Usage: tools/bench/bench_passes.sh [WORKDIR]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+work=${1:-/tmp/surgeon-bench}
+reps=${REPS:-3}
+mkdir -p "$work/out"
+cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DSG_BUILD_TESTS=OFF >/dev/null
+cmake --build build-rel -j"$(nproc)" >/dev/null
+S=build-rel/surgeon
+py=/usr/bin/python3
+M=tools/bench/measure.py
+/usr/bin/python3 tools/bench/gen_models.py "$work" --nodes 2000 10000 100000
+t() { echo "$1" | awk '{print $(NF-3)}'; }
+ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf "%.1f", y / x }'; }
+
+echo "== load + insert Clip after every Exp + save"
+for m in chain_100000.onnx ext/model.onnx; do
+    [ -f "$work/$m" ] || continue
+    mkdir -p "$work/out/$(dirname "$m")"
+    a=$($py $M "surgeon ($m)" $reps -- $S optimize "$work/$m" -o "$work/out/s.onnx" -q \
+        --pass insert-clip:position=after)
+    b=$($py $M "python onnx ($m)" $reps -- $py tools/bench/pyonnx_insert_clip.py "$work/$m" "$work/out/p.onnx")
+    printf '%s\n%s\n' "$a" "$b"
+    echo "  surgeon is $(ratio "$(t "$a")" "$(t "$b")")x faster"
+    rm -f "$work"/out/*.onnx "$work"/out/*.data
+done
+
+echo
+echo "== every pass at 10k and 100k nodes (time ratio; linear is ~10)"
+printf '%-34s %9s %9s %7s\n' pass 10k 100k ratio
+for p in insert-clip:position=after cast-around set-input-shape:shapes=x:4,16 set-batch:batch=8 \
+         remove-identity eliminate-dead merge-casts unique-names toposort rename:prefix=p_ to-fp16; do
+    a=$($py $M "$p" $reps -- $S optimize "$work/chain_10000.onnx" -o "$work/out/a.onnx" -q --pass "$p")
+    b=$($py $M "$p" $reps -- $S optimize "$work/chain_100000.onnx" -o "$work/out/b.onnx" -q --pass "$p")
+    printf '%-34s %8.3fs %8.3fs %7s\n' "$p" "$(t "$a")" "$(t "$b")" "$(ratio "$(t "$a")" "$(t "$b")")"
+done
+
+echo
+echo "== batch: 200 copies of a 2,000-node model, -j 1 against -j 2"
+rm -rf "$work/batch" "$work/batch_out"
+mkdir -p "$work/batch"
+for i in $(seq 1 200); do cp "$work/chain_2000.onnx" "$work/batch/m$i.onnx"; done
+a=$($py $M "optimize -j 1" $reps -- $S optimize "$work/batch" -o "$work/batch_out" -q -j 1 \
+    --pass insert-clip:position=after --pass eliminate-dead)
+b=$($py $M "optimize -j 2" $reps -- $S optimize "$work/batch" -o "$work/batch_out" -q -j 2 \
+    --pass insert-clip:position=after --pass eliminate-dead)
+printf '%s\n%s\n' "$a" "$b"
+echo "  -j 2 is $(ratio "$(t "$b")" "$(t "$a")")x faster than -j 1"
+rm -rf "$work/batch_out" "$work"/out/*
