@@ -122,6 +122,7 @@ sg_graph *sg_node_set_attr_graph(sg_node *n, const char *name)
         return NULL;
     }
     at->g = sub;
+    n->graph->has_subgraphs = true;
     return sub;
 }
 

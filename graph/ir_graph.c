@@ -39,8 +39,9 @@ static sg_status release_sub(sg_graph *sub, void *ctx)
 
 void sg__graph_release(sg_graph *g)
 {
-    for (sg_node *n = g->first; n; n = n->next)
-        sg_node_for_each_subgraph(n, release_sub, NULL);
+    if (g->has_subgraphs)
+        for (sg_node *n = g->first; n; n = n->next)
+            sg_node_for_each_subgraph(n, release_sub, NULL);
     if (g->values_map)
         sg__strmap_free(g->values_map);
     if (g->nodes_map)

@@ -39,8 +39,11 @@ sg_status sg__ptr_push(sg_arena *a, void ***arr, uint32_t *n, uint32_t *cap, voi
 void sg__graph_release_captures(sg_graph *sub);
 void sg__node_release_captures(sg_node *n);
 
-/* What loading must still check after building the lists: acyclicity and
- * operator arity of g and its subgraphs (see verify.c). */
+/* The number of inputs and outputs of n against its schema (verify.c). */
+sg_status sg__node_check_arity(const sg_node *n, struct sg_diag *diag);
+
+/* What loading must still check after building the lists: acyclicity of g
+ * and its subgraphs, where file order does not prove it (see verify.c). */
 sg_status sg__graph_check_loaded(sg_graph *g, struct sg_diag *diag);
 
 /* Map an opset domain spelling to the canonical one ("" for ai.onnx). */

@@ -260,6 +260,8 @@ sg_tensor *sg__convert_tensor(struct loader *L, const Onnx__TensorProto *p)
     }
     t->has_data_location = p->has_data_location;
     t->data_location = (int32_t)p->data_location;
+    if (sg_tensor_is_external(t))
+        L->m->has_external = true;
     if (p->n_external_data) {
         t->external = convert_kvs(L, p->external_data, p->n_external_data);
         t->n_external = p->n_external_data;
@@ -475,6 +477,8 @@ static sg_status load_node(struct loader *L, sg_graph *g, const Onnx__NodeProto 
         if (!v || sg__value_add_use(v, n, (int32_t)i) != SG_OK)
             return nomem(L);
         n->inputs[i] = v;
+        if (!v->producer && !v->init && !v->sparse_init && !(v->flags & SG_VALUE_INPUT))
+            g->maybe_unsorted = true; /* read before it is made (or from outside) */
     }
     for (size_t i = 0; i < p->n_output; i++) {
         if (!*p->output[i])
@@ -498,6 +502,12 @@ static sg_status load_node(struct loader *L, sg_graph *g, const Onnx__NodeProto 
     }
     if (sg__node_map_add(g, n) != SG_OK)
         return nomem(L);
+    for (size_t i = 0; i < p->n_attribute; i++)
+        if (p->attribute[i]->g || p->attribute[i]->n_graphs)
+            g->has_subgraphs = true;
+    sg_status ast = sg__node_check_arity(n, L->diag);
+    if (ast)
+        return ast;
     n->prev = g->last;
     if (g->last)
         g->last->next = n;
@@ -847,7 +857,7 @@ sg_status sg_model_load_buffer(const void *data, size_t len, const char *dir, co
     struct loader L = {m, m->arena, diag};
     if ((st = convert_model(&L, p)))
         goto fail_prefix;
-    if (!opts->skip_external && (st = sg__resolve_external(m, diag)))
+    if (!opts->skip_external && m->has_external && (st = sg__resolve_external(m, diag)))
         goto fail_prefix;
     if (!opts->skip_verify && (st = sg__graph_check_loaded(m->graph, diag)))
         goto fail_prefix;

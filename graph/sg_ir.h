@@ -368,6 +368,8 @@ struct sg_graph {
     void *values_map;     /* name -> sg_value (internal) */
     void *nodes_map;      /* node name -> first sg_node with it (internal) */
     bool nodes_map_built; /* nodes_map exists (built on the first lookup) */
+    bool has_subgraphs;   /* some node has (or had) a graph attribute */
+    bool maybe_unsorted;  /* loaded with a forward reference: order unproven */
     bool dup_node_names;  /* some node names repeat (a lookup may need a scan) */
     sg_unknown unknown;
 };
@@ -424,6 +426,7 @@ struct sg_model {
     char *dir;
     sg_blob **mappings; /* external data files mapped so far */
     size_t n_mappings;
+    bool has_external; /* some tensor was loaded with external data */
     sg_tensor **owned; /* tensors holding a blob reference, released at free */
     size_t n_owned, cap_owned;
     void *names; /* every value and node name in the model, built on demand (internal) */

@@ -16,13 +16,13 @@
 
 struct sg__strmap_slot {
     const char *key; /* NULL: empty */
-    uint64_t hash;
     void *value;
 };
 
 struct sg__strmap {
     struct sg__strmap_slot *slots;
-    size_t cap; /* power of two, or 0 */
+    uint32_t *tags; /* per slot: hash bits, 0 when empty (probed first) */
+    size_t cap;     /* power of two, or 0 */
     size_t count;
 };
 

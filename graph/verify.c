@@ -70,7 +70,7 @@ static sg_status count_capture(sg_graph *sub, void *ctx)
     return SG_OK;
 }
 
-static sg_status check_arity(const sg_node *n, struct sg_diag *diag)
+sg_status sg__node_check_arity(const sg_node *n, struct sg_diag *diag)
 {
     const sg_model *m = n->graph->model;
     if (n->graph->kind != SG_GRAPH_MAIN && n->graph->kind != SG_GRAPH_SUB)
@@ -163,7 +163,7 @@ static sg_status check_node(sg_graph *g, sg_node *n, uint64_t *slots, uint32_t s
                                "value '%s' is produced by node '%s' and is also a graph %s",
                                v->name, nlabel(n), v->init ? "initializer" : "input");
     }
-    sg_status st = check_arity(n, diag);
+    sg_status st = sg__node_check_arity(n, diag);
     if (st)
         return st;
     struct sub_ctx c = {g, n, diag};
@@ -310,13 +310,14 @@ static sg_status light_sub(sg_graph *sub, void *ctx)
 
 sg_status sg__graph_check_loaded(sg_graph *g, struct sg_diag *diag)
 {
+    /* Arity was checked node by node while loading. A graph read in
+     * topological order (no forward reference, no subgraph that may capture
+     * a later value) cannot have a cycle, so only the others are sorted. */
     sg_status st = SG_OK;
-    for (sg_node *n = g->first; n && !st; n = n->next) {
-        st = check_arity(n, diag);
-        if (!st)
+    if (g->has_subgraphs)
+        for (sg_node *n = g->first; n && !st; n = n->next)
             st = sg_node_for_each_subgraph(n, light_sub, diag);
-    }
-    if (!st && g->n_nodes) {
+    if (!st && g->n_nodes && (g->maybe_unsorted || g->has_subgraphs)) {
         sg_node **order = sg_malloc(g->n_nodes * sizeof *order);
         if (!order)
             return sg_diag_set(diag, SG_ENOMEM, "out of memory checking graph");
