@@ -133,17 +133,20 @@ struct sg_dump_file {
     uint32_t index;     /* output index */
     uint64_t timestamp; /* dump order */
     bool device;        /* named the device way */
+    bool input;         /* an ONNX-form input dump (input_<node>...); key is "input_<node>" */
 };
 
 /* A scanned folder. Read-only for callers. */
 typedef struct sg_dumpset {
     char *dir;
-    struct sg_dump_file *files; /* sorted by (timestamp, key, index) */
-    size_t n_files;
-    size_t n_inputs;  /* input dumps, skipped */
-    size_t n_ignored; /* other .npy files whose names are not dumps */
-    void *by_key;     /* (key, index) -> file (internal) */
-    void *arena;      /* strings (internal) */
+    struct sg_dump_file *files; /* outputs sorted by (timestamp, key, index), then
+                                   n_input_files ONNX-form input dumps */
+    size_t n_files;             /* operator outputs */
+    size_t n_input_files;       /* ONNX-form input dumps after them */
+    size_t n_inputs;            /* input dumps of either form (not compared) */
+    size_t n_ignored;           /* other .npy files whose names are not dumps */
+    void *by_key;               /* (key, index) -> file (internal) */
+    void *arena;                /* strings (internal) */
 } sg_dumpset;
 
 /*
@@ -211,7 +214,8 @@ enum sg_compare_status {
 
 struct sg_compare_row {
     enum sg_compare_status status;
-    uint32_t position;       /* topological position of `node` (UINT32_MAX: not in the model) */
+    uint32_t position;       /* topological position of `node` in the model; without a model
+                                the dump order of the golden file; UINT32_MAX: neither */
     const char *op_type;     /* OpType: target op type (device form) or the node's op type */
     const char *target;      /* NPUDump: target op / node name, "*" when none */
     const char *golden;      /* GroundTruth: comma-joined ONNX node names, "*" when none */
@@ -227,8 +231,10 @@ struct sg_compare_row {
     bool is_output;                /* IsOutputNode: the compared tensor is a graph output */
     bool fused;                    /* the target op covers more than one ONNX node */
     bool unreadable;               /* a file could not be read (reason says which) */
+    bool mismatch;                 /* the shapes differ: the target tensor is wrong */
     const struct sg_fusion_op *op; /* the map op, or NULL */
-    const sg_node *node;           /* the golden node in the model, or NULL */
+    const sg_node *node;           /* the golden node in the model (valid while the model
+                                      lives), or NULL */
     const char *reason;            /* CompareFailReason, "" when none */
 };
 
@@ -268,15 +274,16 @@ struct sg_compare_analysis {
     bool outputs_known; /* a model told which tensors are network outputs */
     size_t n_outputs, n_outputs_failed, n_outputs_missing;
     size_t n_compared, n_errors, n_overflow, n_golden_only, n_target_only, n_failed, n_fused_away,
-        n_unreadable;
+        n_unreadable, n_mismatch;
     ptrdiff_t first_fail; /* the first failing operator's row, or -1 */
     enum sg_cause cause;
     bool overflow;                   /* the first failing row overflows */
     bool fused;                      /* ... is a fused op */
     struct sg_compare_input *inputs; /* its inputs (model given) */
     size_t n_inputs;
-    const char **hidden; /* ONNX nodes the failing row hides: fused or not dumped */
+    const char **hidden; /* ONNX nodes the failing row hides: fused, then not dumped */
     size_t n_hidden;
+    size_t n_undumped;     /* how many of them (or more) simply have no dump */
     double input_severity; /* worst sg_metrics_severity of its inputs' rows */
     const char *summary;   /* one paragraph in plain words */
     const char **advice;   /* what to do next, one line each */
@@ -294,7 +301,8 @@ struct sg_compare_opts {
     const char *golden_dir;  /* required */
     const char *target_dir;  /* required */
     const char *map_path;    /* optional `atc --mode=1` JSON */
-    const sg_model *model;   /* optional, borrowed: order, outputs, inputs of nodes */
+    sg_model *model;         /* optional, borrowed: order, outputs, inputs of nodes (node
+                                marks are used as scratch); must outlive the run */
     const char *model_label; /* how to name the model in messages (its path) */
     struct sg_thresholds thresholds;
     struct sg_compare_progress progress; /* optional */
