@@ -169,31 +169,31 @@ static sg_status build_states(struct ctx *c)
     return SG_OK;
 }
 
-/* Nodes between inferred inputs and measured values: not dumped. */
+/* Nodes between inferred inputs and measured values: not dumped. Walks up
+ * through producers whose outputs have no row; `stack` has room for every
+ * node (each is pushed once: `seen` is set on push). */
 static void collect_undumped(struct ctx *c, const sg_value *v, const sg_node **hidden,
-                             size_t *n_hidden, size_t *n_more, bool *seen)
+                             size_t *n_hidden, size_t *n_more, bool *seen, const sg_node **stack)
 {
-    /* Iterative walk up through producers whose outputs have no row. */
-    const sg_node *stack[256];
     size_t sp = 0;
     ptrdiff_t s = slot_of(c, v);
-    if (s < 0 || c->row_at[s] >= 0)
+    if (s < 0 || c->row_at[s] >= 0 || seen[v->producer->mark])
         return;
+    seen[v->producer->mark] = true;
     stack[sp++] = v->producer;
     while (sp) {
         const sg_node *node = stack[--sp];
-        if (seen[node->mark])
-            continue;
-        seen[node->mark] = true;
         if (*n_hidden < MAX_HIDDEN)
             hidden[(*n_hidden)++] = node;
         else
             (*n_more)++;
         for (uint32_t k = 0; k < node->n_inputs; k++) {
-            ptrdiff_t t = slot_of(c, node->inputs[k]);
-            if (t >= 0 && c->row_at[t] < 0 && !seen[node->inputs[k]->producer->mark] &&
-                sp < sizeof stack / sizeof stack[0])
-                stack[sp++] = node->inputs[k]->producer;
+            const sg_value *in = node->inputs[k];
+            ptrdiff_t t = slot_of(c, in);
+            if (t >= 0 && c->row_at[t] < 0 && !seen[in->producer->mark]) {
+                seen[in->producer->mark] = true;
+                stack[sp++] = in->producer;
+            }
         }
     }
 }
@@ -243,8 +243,11 @@ static sg_status first_failure_model(struct ctx *c)
         an->inputs = sg_arena_calloc(c->arena, cap ? cap : 1, sizeof *an->inputs);
         bool *seen = sg_arena_calloc(c->arena, c->n + 1, sizeof *seen);
         const sg_node **hidden = sg_arena_calloc(c->arena, MAX_HIDDEN + n_set, sizeof *hidden);
-        if (!an->inputs || !seen || !hidden)
+        const sg_node **stack = sg_arena_calloc(c->arena, c->n + 1, sizeof *stack);
+        if (!an->inputs || !seen || !hidden || !stack)
             return SG_ENOMEM;
+        for (size_t k = 0; k < n_set; k++)
+            seen[set[k]->mark] = true; /* the row's own nodes are not "undumped" */
         size_t n_hidden = 0, n_more = 0, n_fused_hidden = 0;
         for (size_t k = 0; k < n_set; k++)
             if (set[k] != row->node) {
@@ -278,7 +281,7 @@ static sg_status first_failure_model(struct ctx *c)
                              sg_metrics_severity(&r->rows[in->row].m, &r->thresholds));
                 } else {
                     in->state = SG_INPUT_INFERRED;
-                    collect_undumped(c, v, hidden, &n_hidden, &n_more, seen);
+                    collect_undumped(c, v, hidden, &n_hidden, &n_more, seen, stack);
                 }
             }
         qsort(hidden + n_fused_hidden, n_hidden - n_fused_hidden, sizeof *hidden, cmp_nodes_pos);
@@ -399,8 +402,9 @@ static void explain(struct ctx *c)
                 ? sg__cmp_printf(c->arena, "%zu of %zu network output%s in error: %s.",
                                  an->n_outputs_failed, an->n_outputs,
                                  an->n_outputs > 1 ? "s are" : " is", failed_outputs(c))
-                : sg__cmp_printf(c->arena, "%zu of %zu compared tensors are in error.",
-                                 an->n_errors + an->n_mismatch, an->n_compared + an->n_mismatch);
+                : sg__cmp_printf(c->arena, "%zu of %zu compared tensors %s in error.",
+                                 an->n_errors + an->n_mismatch, an->n_compared + an->n_mismatch,
+                                 an->n_errors + an->n_mismatch == 1 ? "is" : "are");
         break;
     default:
         verdict_text = an->n_compared || an->n_outputs
@@ -429,9 +433,10 @@ static void explain(struct ctx *c)
                 : an->fused  ? SG_CAUSE_FUSED
                              : SG_CAUSE_JUMP;
     const char *what =
-        row->fused
-            ? sg__cmp_printf(c->arena, "fused op %s (%s, covering %s)", row->target, row->op_type,
-                             row->golden)
+        row->fused ? sg__cmp_printf(c->arena, "fused op %s (%s, covering %s)", row->target,
+                                    row->op_type, row->golden)
+        : strcmp(row->op_type, "NaN") == 0
+            ? (row->golden_node ? row->golden_node : row->target)
             : sg__cmp_printf(c->arena, "%s (%s)", row->golden_node ? row->golden_node : row->target,
                              row->op_type);
     const char *metrics =
@@ -442,14 +447,19 @@ static void explain(struct ctx *c)
                                        fmt_metric(c, row->m.cosine), fmt_metric(c, row->m.red),
                                        fmt_metric(c, row->m.kl), fmt_metric(c, row->m.rmse),
                                        fmt_metric(c, row->m.mean_rel));
+    bool measured = false;
+    for (size_t i = 0; i < an->n_inputs; i++)
+        measured |= an->inputs[i].state == SG_INPUT_AGREES;
     const char *inputs_text =
-        !c->g ? "its inputs were not checked (no model)"
-        : an->n_inputs == 0
-            ? "it has no inputs"
-            : sg__cmp_printf(c->arena,
+        !c->g               ? "its inputs were not checked (no model)"
+        : an->n_inputs == 0 ? "it has no inputs"
+        : measured
+            ? sg__cmp_printf(c->arena,
                              "its inputs agree with the golden run (the worst at %.1f%% of a "
                              "threshold)",
-                             100 * an->input_severity);
+                             100 * an->input_severity)
+            : "its inputs agree with the golden run (by inference: they were not dumped on "
+              "both sides, everything upstream agrees)";
     an->summary = sg__cmp_printf(c->arena,
                                  "%s %s first failing operator is %s, position %u in %s: "
                                  "%s, its output does not (%s).",
@@ -461,6 +471,14 @@ static void explain(struct ctx *c)
                                  inputs_text, metrics);
 
     const char *name = row->golden_node ? row->golden_node : row->target;
+    if (intermediate_only) {
+        ADVICE(c,
+               "No fix is needed: the error at %s does not reach the network outputs (it is "
+               "masked on the way, e.g. by a Where or a multiplication by 0). Compare again when "
+               "the inputs change.",
+               row->target);
+        return;
+    }
     if (an->overflow) {
         ADVICE(c,
                "%s produces NaN/Inf on the target side only (%" PRIu64 " of %" PRIu64

@@ -114,7 +114,7 @@ static sg_status model_info_init(struct model_info *mi, sg_model *m, sg_arena *a
         return sg_diag_set(diag, st, "out of memory");
     for (uint32_t i = 0; i < mi->n; i++) {
         sg_node *n = mi->order[i];
-        n->mark = i; /* position, read back through sg__cmp_position */
+        n->mark = i; /* its position: rows and the analysis read it */
         if (!n->name || !*n->name)
             continue;
         char *k = key_of(arena, n->name);

@@ -608,6 +608,20 @@ START_TEST(test_compare_overflow)
     check_exp_overflow(run.r, "Exp_3");
     run_free(&run);
 
+    /* Exp's input was not dumped on the target side, nor its producer's:
+     * they agree by inference and are named as hidden. */
+    run = compare_in("overflow", "golden", "target_partial", NULL, "models/exp_overflow.onnx");
+    ck_assert_ok(run.st, &run.diag);
+    ck_assert_str_eq(first_fail(run.r)->target, "Exp_3");
+    ck_assert_int_eq(run.r->analysis.inputs[0].state, SG_INPUT_INFERRED);
+    ck_assert_uint_eq(run.r->analysis.n_hidden, 2);
+    ck_assert_uint_eq(run.r->analysis.n_undumped, 2);
+    ck_assert_str_eq(run.r->analysis.hidden[0], "Sub_1");
+    ck_assert_str_eq(run.r->analysis.hidden[1], "Sub_2");
+    ck_assert_int_eq(row_named(run.r, NULL, "Sub_1")->status, SG_ROW_GOLDEN_ONLY);
+    ck_assert(has_advice(run.r, "Dump the 2 node(s) before Exp_3"));
+    run_free(&run);
+
     /* No model: dump order, every tensor judged, inputs unknown. */
     run = compare_in("overflow", "golden", "target", NULL, NULL);
     ck_assert_ok(run.st, &run.diag);
@@ -677,6 +691,33 @@ START_TEST(test_compare_fusion_hides_culprit)
     ck_assert_str_eq(first_fail(run.r)->target, "Exp_3");
     ck_assert_int_eq(run.r->analysis.cause, SG_CAUSE_JUMP);
     run_free(&run);
+}
+END_TEST
+
+/* The network output verdict comes first: a failing intermediate that
+ * does not reach the output needs no fix, and the run passes. */
+START_TEST(test_compare_intermediate_only)
+{
+    struct run run = compare_in("masked", "golden", "target", NULL, "models/exp_overflow.onnx");
+    ck_assert_ok(run.st, &run.diag);
+    ck_assert_int_eq(run.r->analysis.verdict, SG_VERDICT_PASS);
+    ck_assert_str_eq(first_fail(run.r)->target, "Exp_3");
+    ck_assert_msg(strncmp(run.r->analysis.summary, "The network output matches", 26) == 0 &&
+                      strstr(run.r->analysis.summary, "no fix is needed"),
+                  "%s", run.r->analysis.summary);
+    ck_assert(!row_named(run.r, NULL, "Add_9")->is_error);
+    run_free(&run);
+    char *out = test_tmpdir("masked");
+    char args[2000], log[700];
+    snprintf(log, sizeof log, "%s/log.txt", out);
+    snprintf(args, sizeof args, "compare -g %s/golden -t %s/target --model %s -o %s/r",
+             fixture_dir("masked"), fixture_dir("masked"),
+             test_src_path("models/exp_overflow.onnx"), out);
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "%s/surgeon %s >%s 2>&1", SG_BINARY_DIR, args, log);
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit %d", WEXITSTATUS(st));
+    sg_free(out);
 }
 END_TEST
 
@@ -1147,6 +1188,7 @@ Suite *suite_compare(void)
     tcase_add_test(tc, test_compare_identical);
     tcase_add_test(tc, test_compare_overflow);
     tcase_add_test(tc, test_compare_fusion_hides_culprit);
+    tcase_add_test(tc, test_compare_intermediate_only);
     tcase_add_test(tc, test_compare_accumulated);
     tcase_add_test(tc, test_compare_odd_names);
     tcase_add_test(tc, test_compare_bad_dumps);

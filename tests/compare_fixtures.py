@@ -14,12 +14,15 @@ overflows to inf and inf * 0 gives NaN, as on the device).
 
 WHAT:
   overflow   models/exp_overflow.onnx, inputs that overflow float16:
-             golden/ (fp32), target/ (fp16, ONNX form), device/ (fp16, device
+             golden/ (fp32), target/ (fp16, ONNX form), target_partial/ (the
+             same without Sub_1 and Sub_2), device/ (fp16, device
              form) with map_plain.json (one op per node) and map_fused.json
              (Exp..Mul_6 fused into one op, plus an NPU-only TransData)
   identical  the same model with safe inputs: golden/ and target/ equal
   badexp     fp32 target whose Exp is 8% off: device/ + map_fused.json (a
              fused op hides the culprit, no overflow) and target/ (plain)
+  masked     fp32 target whose Exp is off only where Mul_6 masks it away:
+             golden/, target/ (an intermediate fails, the output passes)
   oddnames   odd.onnx whose node names hold '/', ':', '.', spaces, quotes,
              braces and a comma, plus one 300-character name (shortened,
              listed in mapping.csv): golden/, target/, device/
@@ -88,7 +91,7 @@ def run_exp_overflow(x, dtype, exp_scale=1.0):
         scaled = f(f(x) * f(4.0))
         sub1 = f(scaled - f(0.5))
         t = f(sub1 - f(0.25))
-        e = f(np.exp(t) * exp_scale)
+        e = f(np.exp(t) * (exp_scale(t) if callable(exp_scale) else exp_scale))
         m = t < f(10.0)
         mf = f(m)
         a = f(e * mf)
@@ -161,6 +164,7 @@ def overflow(out):
     assert np.isnan(half[9]).any() and np.isfinite(gold[9]).all()
     write_run(Dumper(os.path.join(out, "golden", "20240101120000", "onnx")), gold)
     write_run(Dumper(os.path.join(out, "target")), half)
+    write_run(Dumper(os.path.join(out, "target_partial")), half, skip=("Sub_1", "Sub_2"))
     write_run(Dumper(os.path.join(out, "device"), "device"), half)
     write_fused_device(os.path.join(out, "device_fused"), half)
     exp_maps(out)
@@ -172,6 +176,18 @@ def identical(out):
     gold = run_exp_overflow(x, np.float32)
     write_run(Dumper(os.path.join(out, "golden")), gold)
     write_run(Dumper(os.path.join(out, "target")), [v.copy() for v in gold])
+
+
+def masked(out):
+    """Exp is 10% off only where its result is masked away (t >= 10): the
+    intermediate fails, the network output does not."""
+    rng = np.random.default_rng(12)
+    x = rng.uniform(0, 5, (1, 4, 16)).astype(np.float32)
+    gold = run_exp_overflow(x, np.float32)
+    bad = run_exp_overflow(x, np.float32, exp_scale=lambda t: np.where(t >= 10, 1.1, 1.0))
+    assert (bad[9] == gold[9]).all() and not (bad[3] == gold[3]).all()
+    write_run(Dumper(os.path.join(out, "golden")), gold)
+    write_run(Dumper(os.path.join(out, "target")), bad)
 
 
 def badexp(out):
@@ -291,6 +307,8 @@ def main():
         overflow(out)
     elif what == "identical":
         identical(out)
+    elif what == "masked":
+        masked(out)
     elif what == "badexp":
         badexp(out)
     elif what == "oddnames":
