@@ -91,10 +91,16 @@ static sg_status read_mapping(struct scan *s, const char *dir, struct sg__strmap
     FILE *f = fopen(path, "r");
     if (!f)
         return SG_OK;
-    static char line[16384], file[4096], node[8192];
+    enum { LINE = 16384, FILE_NAME = 4096, NODE = 8192 };
+    char *line = sg_malloc(LINE + FILE_NAME + NODE);
+    if (!line) {
+        fclose(f);
+        return sg_diag_set(s->diag, SG_ENOMEM, "%s: out of memory", path);
+    }
+    char *file = line + LINE, *node = file + FILE_NAME;
     sg_status st = SG_OK;
-    while (fgets(line, sizeof line, f)) {
-        if (!csv_two_fields(line, file, sizeof file, node, sizeof node))
+    while (fgets(line, LINE, f)) {
+        if (!csv_two_fields(line, file, FILE_NAME, node, NODE))
             continue; /* a header or a malformed line: nothing to map */
         char *k = sg_arena_strdup(s->arena, file), *v = sg_arena_strdup(s->arena, node);
         if (!k || !v || sg__strmap_put(names, k, v)) {
@@ -102,6 +108,7 @@ static sg_status read_mapping(struct scan *s, const char *dir, struct sg__strmap
             break;
         }
     }
+    sg_free(line);
     fclose(f);
     return st;
 }

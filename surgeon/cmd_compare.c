@@ -50,17 +50,27 @@ const struct sg_command sg_cmd_compare = {
 struct progress {
     bool on;
     size_t width;
+    struct timespec last;
 };
 
+/* "comparing 12/345 NAME" on stderr, at most ten times a second. */
 static void show_progress(void *ctx, size_t done, size_t total, const char *name)
 {
     struct progress *p = ctx;
     if (!p->on)
         return;
     if (!name) {
-        fprintf(stderr, "\r%*s\r", (int)p->width, "");
+        if (p->width)
+            fprintf(stderr, "\r%*s\r", (int)p->width, "");
         return;
     }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double since =
+        (double)(now.tv_sec - p->last.tv_sec) + (double)(now.tv_nsec - p->last.tv_nsec) * 1e-9;
+    if (done > 0 && since < 0.1)
+        return;
+    p->last = now;
     char line[512];
     int n = snprintf(line, sizeof line, "comparing %zu/%zu %s", done + 1, total, name);
     size_t len = n < 0 ? 0 : (size_t)n;
@@ -88,8 +98,10 @@ static void print_result(const sg_compare_result *r, const char *csv, const char
     printf("%s\n", an->summary);
     if (an->first_fail >= 0) {
         const struct sg_compare_row *row = &r->rows[an->first_fail];
-        printf("first failing operator: %s (%s), cause: %s%s\n", row->target, row->op_type,
-               sg_cause_name(an->cause),
+        printf("first failing operator: %s%s%s%s, cause: %s%s\n", row->target,
+               strcmp(row->op_type, "NaN") ? " (" : "",
+               strcmp(row->op_type, "NaN") ? row->op_type : "",
+               strcmp(row->op_type, "NaN") ? ")" : "", sg_cause_name(an->cause),
                an->overflow && an->cause != SG_CAUSE_OVERFLOW ? ", with overflow" : "");
         for (size_t i = 0; i < an->n_inputs; i++)
             printf("  input %s: %s\n", an->inputs[i].value,
