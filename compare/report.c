@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char sg_compare_csv_header[] =
     "Index,OpType,NPUDump,DataType,Address,GroundTruth,DataType,TensorIndex,Shape,OverFlow,"
@@ -459,22 +460,50 @@ static sg_status csv_writer(const sg_compare_result *r, time_t when, FILE *out)
     return sg_compare_write_csv(r, out);
 }
 
+/* Stream one report into a temporary file beside `path`, then rename it:
+ * a failure never leaves a half-written report behind. */
 static sg_status write_one(const sg_compare_result *r, time_t when, const char *path, writer_fn fn,
                            struct sg_diag *diag)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem)
+    size_t len = strlen(path) + 16;
+    char *tmp = sg_malloc(len);
+    if (!tmp)
         return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
-    sg_status st = fn(r, when, mem);
-    if (fclose(mem) != 0 && !st)
-        st = SG_ENOMEM;
-    if (st)
-        sg_diag_set(diag, st, "%s: cannot format the report", path);
-    else
-        st = sg_file_write_atomic(path, buf, len, diag);
-    free(buf); /* open_memstream's buffer comes from malloc */
+    snprintf(tmp, len, "%s.tmp.XXXXXX", path);
+    sg_status st = SG_OK;
+    int fd = mkstemp(tmp);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (!f) {
+        st = sg_diag_set(diag, SG_EIO, "cannot create a file beside '%s': %s", path,
+                         strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        goto out_free;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask); /* on failure mkstemp's 0600 stays: only stricter */
+    st = fn(r, when, f);
+    int err = errno;
+    if (fclose(f) != 0 && !st) {
+        st = SG_EIO;
+        err = errno;
+    }
+    if (!st && rename(tmp, path) != 0) {
+        st = SG_EIO;
+        err = errno;
+    }
+    if (st) {
+        unlink(tmp);
+        if (st == SG_ENOMEM)
+            sg_diag_set(diag, st, "%s: out of memory", path);
+        else
+            sg_diag_set(diag, st, "writing '%s': %s", path, strerror(err));
+    }
+out_free:
+    sg_free(tmp);
     return st;
 }
 

@@ -327,8 +327,13 @@ void sg_compare_opts_init(struct sg_compare_opts *opts);
 /*
  * Compare the dumps of opts->golden_dir (the reference) with those of
  * opts->target_dir. This is the whole engine; `surgeon compare` calls it on
- * dump folders, and the end-to-end mode calls it on the folders its golden
- * and target runs wrote.
+ * dump folders. The end-to-end mode (`surgeon compare MODEL --target
+ * mock|atc|OM`) is meant to call it the same way once the runtime and the
+ * compiler exist: the fp32 run dumps into OUT/golden (sg_dump_onnx_name
+ * names), the compiler writes OUT/<model>.json in the `atc --mode=1` form,
+ * the target run dumps compiled ops into OUT/target (sg_dump_device_name
+ * names; a real OM's dumps come from the device through -t), and then
+ * sg_compare_run({golden, target, map, model}) + sg_compare_write_reports.
  *
  * Fails (with *out NULL) on input that makes the comparison meaningless: a
  * missing or empty folder, a folder with two runs in it, a map that cannot

@@ -1043,6 +1043,34 @@ START_TEST(test_reports)
              dir, csv_path);
     run_py(out, body);
     sg_free(csv_path);
+
+    /* A folder that cannot be made: a clean error naming it. */
+    char bad_dir[800];
+    snprintf(bad_dir, sizeof bad_dir, "%s/result.json/sub", dir);
+    sg_diag_clear(&d);
+    ck_assert_int_eq(sg_compare_write_reports(run.r, bad_dir, when, &csv_path, &d), SG_EIO);
+    ck_assert_ptr_null(csv_path);
+    ck_assert_msg(strstr(d.msg, "result.json"), "%s", d.msg);
+
+    /* Failing allocations: SG_ENOMEM, nothing leaked, no temporary left. */
+    snprintf(bad_dir, sizeof bad_dir, "%s/oom", out);
+    int64_t live = sg_alloc_live();
+    sg_status st = SG_ENOMEM;
+    for (uint64_t n = 1; st == SG_ENOMEM && n < 1000; n++) {
+        sg_diag_clear(&d);
+        sg_alloc_fail_at(n);
+        st = sg_compare_write_reports(run.r, bad_dir, when, &csv_path, &d);
+        sg_alloc_fail_at(0);
+        ck_assert_msg(st == SG_OK || st == SG_ENOMEM, "%s", d.msg);
+        ck_assert_int_eq(sg_alloc_live(), live + (st == SG_OK));
+    }
+    ck_assert_int_eq(st, SG_OK);
+    sg_free(csv_path);
+    snprintf(body, sizeof body,
+             "import os\nleft = [f for f in os.listdir('%s') if '.tmp.' in f]\n"
+             "assert not left, left\nassert len(os.listdir('%s')) == 3\n",
+             bad_dir, bad_dir);
+    run_py(out, body);
     sg_free(out);
     run_free(&run);
 }
