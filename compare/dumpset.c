@@ -179,6 +179,11 @@ static sg_status add_file(struct scan *s, const char *dir, const char *fname,
     return SG_OK;
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static sg_status walk(struct scan *s, const char *dir, int depth)
 {
     DIR *d = opendir(dir);
@@ -211,7 +216,7 @@ static sg_status walk(struct scan *s, const char *dir, int depth)
     }
     closedir(d);
     if (!st && n)
-        qsort(entries, n, sizeof *entries, (int (*)(const void *, const void *))strcmp);
+        qsort(entries, n, sizeof *entries, cmp_names);
     for (size_t i = 0; !st && i < n; i++) {
         char path[4096];
         int pl = snprintf(path, sizeof path, "%s/%s", dir, entries[i]);
