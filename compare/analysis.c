@@ -303,6 +303,38 @@ static sg_status first_failure_model(struct ctx *c)
     return SG_OK;
 }
 
+/* s as one shell word: as it is when it is plain, else in single quotes. */
+static const char *shell_quote(struct ctx *c, const char *s)
+{
+    if (!s)
+        return NULL;
+    bool plain = *s != '\0';
+    for (const char *p = s; *p && plain; p++)
+        plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                strchr("_-./:=,+@%", *p);
+    if (plain)
+        return s;
+    size_t n = 3;
+    for (const char *p = s; *p; p++)
+        n += *p == '\'' ? 4 : 1;
+    char *q = sg_arena_alloc(c->arena, n);
+    if (!q)
+        return NULL;
+    size_t k = 0;
+    q[k++] = '\'';
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') {
+            memcpy(q + k, "'\\''", 4);
+            k += 4;
+        } else {
+            q[k++] = *p;
+        }
+    }
+    q[k++] = '\'';
+    q[k] = '\0';
+    return q;
+}
+
 static const char *join_names(struct ctx *c, const char *const *names, size_t n, size_t max)
 {
     size_t len = 1;
@@ -511,12 +543,33 @@ static void explain(struct ctx *c)
                 list[n++] = op->ub_pass;
             passes = join_names(c, list, n, 33);
         }
+        /* One covered node names the op for fusion-switch; --nodes splits
+         * on commas, so pick one without. */
+        const char *node = NULL;
+        for (size_t i = 0; op && i <= op->n_orig && !node; i++) {
+            const char *cand = i == 0 ? row->golden_node : op->orig[i - 1];
+            if (cand && !strchr(cand, ','))
+                node = cand;
+        }
+        const char *qmap = shell_quote(c, r->map_path ? r->map_path : "MAP.json");
+        const char *qnode = node ? shell_quote(c, node) : "";
+        const char *qmodel = r->model_label ? shell_quote(c, r->model_label) : "";
+        if (!qmap || !qnode || !qmodel) {
+            c->oom = true;
+            return;
+        }
+        const char *cmd =
+            node ? sg__cmp_printf(c->arena,
+                                  "surgeon fusion-switch -o fusion_switch.cfg --from-map %s "
+                                  "--nodes %s%s%s",
+                                  qmap, qnode, r->model_label ? " --model " : "", qmodel)
+                 : "surgeon fusion-switch --from-map MAP.json --nodes NODE";
         ADVICE(c,
                "%s fuses %zu ONNX nodes (%s)%s%s; their own results are hidden. Switch that "
-               "fusion off with `surgeon fusion-switch --from-map %s` (a --fusion_switch_file for "
-               "ATC), recompile, and compare again to see which inner node fails.",
+               "fusion off with `%s`, recompile with --fusion_switch_file=fusion_switch.cfg, and "
+               "compare again to see which inner node fails.",
                row->target, op ? op->n_orig : 0, row->golden, passes ? ", made by " : "",
-               passes ? passes : "", r->map_path ? r->map_path : "MAP.json");
+               passes ? passes : "", cmd);
     }
     if (row->mismatch)
         ADVICE(c,

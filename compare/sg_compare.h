@@ -38,6 +38,7 @@
 #define SG_COMPARE_H
 
 #include "sg_ir.h"
+#include "sg_json_read.h"
 #include "sg_status.h"
 #include "sg_tensorfile.h"
 
@@ -168,33 +169,34 @@ const struct sg_dump_file *sg_dumpset_find(const sg_dumpset *ds, const char *key
 
 /* One op of the compiled graph. Strings are owned by the map. */
 struct sg_fusion_op {
-    char *name;
-    char *type;  /* "" when absent */
-    char **orig; /* _datadump_original_op_names, in file order */
+    const char *name;
+    const char *type;  /* "" when absent */
+    const char **orig; /* _datadump_original_op_names, in file order */
     size_t n_orig;
-    char **passes; /* pass_name (graph fusion) */
+    const char **passes; /* pass_name (graph fusion) */
     size_t n_passes;
-    char *ub_pass;      /* pass_name_ub, or NULL */
-    char **out_orig;    /* per output: output_desc _datadump_origin_name, or NULL */
-    int64_t *out_index; /* per output: _datadump_origin_output_index, or -1 */
+    const char *ub_pass;   /* pass_name_ub, or NULL */
+    const char **out_orig; /* per output: output_desc _datadump_origin_name, or NULL */
+    int64_t *out_index;    /* per output: _datadump_origin_output_index, or -1 */
     size_t n_outputs;
     uint32_t line; /* where the op starts in the file */
 };
 
 typedef struct sg_fusion_map {
-    char *path;
+    const char *path;
     struct sg_fusion_op *ops; /* every op of every graph, in file order */
     size_t n_ops;
-    void *arena; /* internal */
+    struct sg_jdoc *doc; /* the parsed JSON, holding every string (internal) */
 } sg_fusion_map;
 
 /*
  * Read an `atc --mode=1` JSON map: {"graph":[{"op":[{"name","type","attr":
  * [{"key":"_datadump_original_op_names","value":{"list":{"s":[...]}}},
  *  {"key":"pass_name","value":{"list":{"s":[...]}}},
- *  {"key":"pass_name_ub","value":{"s":"..."}}], "output_desc":[...]}]}]}.
- * Unknown members are ignored. Errors name the file and line: SG_EIO,
- * SG_EPARSE (bad JSON or a member of the wrong type), SG_ENOMEM.
+ *  {"key":"pass_name_ub","value":{"s":"..."}}], "output_desc":[...]}]}]},
+ * with graph/'s strict JSON reader (sg_json_read.h). Unknown members are
+ * ignored. Errors name file:line:column: SG_EIO, SG_EPARSE (bad JSON or a
+ * member of the wrong type), SG_ETOOBIG, SG_ENOMEM.
  */
 sg_status sg_fusion_map_read(const char *path, sg_fusion_map **out, struct sg_diag *diag);
 sg_status sg_fusion_map_parse(const char *text, size_t len, const char *label, sg_fusion_map **out,

@@ -647,8 +647,27 @@ START_TEST(test_compare_fusion_hides_culprit)
     ck_assert_str_eq(row->golden, "Exp_3,Less_4,Cast_5,Mul_6");
     ck_assert_str_eq(row->golden_node, "Mul_6"); /* the last node it covers */
     ck_assert(row->fused && r->analysis.fused && r->analysis.overflow);
-    ck_assert(has_advice(r, "surgeon fusion-switch --from-map"));
+    ck_assert(has_advice(r, "surgeon fusion-switch -o fusion_switch.cfg --from-map"));
     ck_assert(has_advice(r, "AutomaticUbFusion"));
+    /* The advised command works: it switches exactly that pass off. */
+    for (size_t i = 0; i < r->analysis.n_advice; i++) {
+        const char *a = strstr(r->analysis.advice[i], "`surgeon fusion-switch ");
+        if (!a)
+            continue;
+        const char *end = strchr(a + 1, '`');
+        ck_assert_ptr_nonnull(end);
+        char *dir = test_tmpdir("advice");
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd, "cd %s && %s/%.*s >log.txt 2>&1", dir, SG_BINARY_DIR,
+                 (int)(end - a - 1), a + 1);
+        ck_assert_msg(system(cmd) == 0, "advised command failed: %s", cmd);
+        char path[800];
+        snprintf(path, sizeof path, "%s/fusion_switch.cfg", dir);
+        char *cfg = read_text(path);
+        ck_assert_msg(strstr(cfg, "\"AutomaticUbFusion\": \"off\""), "%s", cfg);
+        sg_free(cfg);
+        sg_free(dir);
+    }
     ck_assert_uint_eq(r->analysis.n_hidden, 3);
     ck_assert_str_eq(r->analysis.hidden[0], "Exp_3");
     /* The nodes inside are listed, not dropped; so is the NPU-only op. */
@@ -682,7 +701,7 @@ START_TEST(test_compare_fusion_hides_culprit)
     ck_assert_str_eq(row->target, "fused/Exp_3_Mul_6");
     ck_assert_int_eq(run.r->analysis.cause, SG_CAUSE_FUSED);
     ck_assert(!run.r->analysis.overflow);
-    ck_assert(has_advice(run.r, "surgeon fusion-switch --from-map"));
+    ck_assert(has_advice(run.r, "surgeon fusion-switch -o fusion_switch.cfg --from-map"));
     run_free(&run);
 
     /* ... and without fusion the culprit is Exp itself, a jump. */
@@ -860,7 +879,7 @@ START_TEST(test_compare_bad_folders_and_maps)
          "map_broken.json",
          NULL,
          SG_EPARSE,
-         {"map_broken.json:2: expected a string key", NULL}},
+         {"map_broken.json:2:36: ", "trailing comma"}},
         {"golden",
          "target",
          "map_wrongtype.json",
@@ -923,17 +942,21 @@ START_TEST(test_fusion_map_parse)
         const char *text;
         const char *msg;
     } bad[] = {
-        {"", "m.json:1: expected a value"},
-        {"[]", "no \"graph\" array"},
+        {"", "m.json:1:1: no JSON value"},
+        {"[]", "m.json:1:1: not an `atc --mode=1` JSON: no \"graph\" array"},
         {"{\"graph\":{}}", "no \"graph\" array"},
-        {"{\"graph\":[{\"op\":[{\"type\":\"X\"}]}]}", "an op has no \"name\" string"},
-        {"{\"graph\":[{\"op\":[{\"name\":\"a\",\"attr\":{}}]}]}", "\"attr\" is not an array"},
-        {"{\"graph\":[]} x", "text after the JSON value"},
-        {"{\"graph\":[\n\n\"\\q\"]}", "m.json:3: bad escape"},
-        {"{\"graph\":[\"\\ud800\"]}", "lone surrogate"},
-        {"{\"graph\":[\"abc", "unterminated string"},
-        {"{\"graph\":[1.]}", "bad number"},
-        {"{\"graph\":[tru]}", "unexpected word"},
+        {"{\"graph\":[{\"op\":[{\"type\":\"X\"}]}]}", "m.json:1:18: an op has no \"name\" string"},
+        {"{\"graph\":[{\"op\":[{\"name\":\"a\",\"attr\":{}}]}]}",
+         "m.json:1:37: op 'a': \"attr\" is not an array"},
+        {"{\"graph\":[{\"op\":[{\"name\":\"a\",\"attr\":[{\"key\":\"pass_name\",\"value\":"
+         "{\"list\":{\"s\":[1]}}}]}]}]}",
+         "m.json:1:79: op 'a': attr 'pass_name' holds neither"},
+        {"{\"graph\":[{\"op\":[{\"name\":\"a\",\"output_desc\":[{\"attr\":[{\"key\":"
+         "\"_datadump_origin_output_index\",\"value\":{\"i\":-1}}]}]}]}]}",
+         "op 'a': _datadump_origin_output_index is not"},
+        {"{\"graph\":[]} x", "m.json:1:14: unexpected 'x'"},
+        {"{\"graph\":[\n\n\"\\q\"]}", "m.json:3:2: invalid escape"},
+        {"{\"graph\":[],\"graph\":[]}", "duplicate key \"graph\""},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sg_diag_clear(&d);
@@ -962,6 +985,10 @@ START_TEST(test_compare_alloc_failures)
     opts.target_dir = t;
     opts.map_path = m;
     opts.model = model;
+    /* One run first: the model builds its name maps lazily and keeps them. */
+    sg_compare_result *warm = NULL;
+    ck_assert_ok(sg_compare_run(&opts, &warm, &d), &d);
+    sg_compare_result_free(warm);
     int64_t live = sg_alloc_live();
     sg_status st = SG_ENOMEM;
     uint64_t n;
@@ -1119,7 +1146,7 @@ START_TEST(test_report_html_chromium)
                                        "<table id=\"rows\"",
                                        "id=\"f-text\"",
                                        "11 of 11 rows",
-                                       "surgeon fusion-switch --from-map"};
+                                       "surgeon fusion-switch -o fusion_switch.cfg --from-map"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(dom, want[i]), "rendered page lacks %s", want[i]);
     sg_free(dom);
@@ -1159,7 +1186,7 @@ START_TEST(test_cli_exit_codes)
         {"compare -g %1$s/golden -t %1$s/target --model %3$s -o %2$s/b", 0, 3, "cause: overflow"},
         {"compare -g %1$s/golden -t %1$s/device_fused -m %1$s/map_fused.json --model %3$s "
          "-o %2$s/c",
-         0, 3, "surgeon fusion-switch --from-map"},
+         0, 3, "surgeon fusion-switch -o fusion_switch.cfg --from-map"},
         /* Thresholds are configurable: loose enough, the bad Exp passes. */
         {"compare -g %1$s/golden -t %1$s/target --model %3$s -o %2$s/d --cosine -1 --red 1e9 "
          "--kl 1e9 --rmse 1e9 --mre 1e9",
