@@ -38,7 +38,6 @@
 #define SG_COMPARE_H
 
 #include "sg_ir.h"
-#include "sg_json_read.h"
 #include "sg_status.h"
 #include "sg_tensorfile.h"
 
@@ -181,6 +180,8 @@ struct sg_fusion_op {
     size_t n_outputs;
     uint32_t line; /* where the op starts in the file */
 };
+
+struct sg_jdoc; /* sg_json_read.h */
 
 typedef struct sg_fusion_map {
     const char *path;
