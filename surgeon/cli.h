@@ -16,8 +16,9 @@
 /* Exit codes, the same for every command. */
 enum {
     SG_EXIT_OK = 0,
-    SG_EXIT_FAIL = 1,  /* the input was bad or the work failed */
-    SG_EXIT_USAGE = 2, /* the command line was wrong */
+    SG_EXIT_FAIL = 1,       /* the input was bad or the work failed */
+    SG_EXIT_USAGE = 2,      /* the command line was wrong */
+    SG_EXIT_THRESHOLDS = 3, /* checks ran and failed (compare: network outputs in error) */
 };
 
 struct sg_command {
@@ -34,6 +35,7 @@ extern const struct sg_command sg_cmd_optimize;
 extern const struct sg_command sg_cmd_fusion_switch;
 extern const struct sg_command sg_cmd_keep_dtype;
 extern const struct sg_command sg_cmd_atc;
+extern const struct sg_command sg_cmd_compare;
 
 /* "surgeon: error: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -12,7 +12,7 @@
 
 static const struct sg_command *const commands[] = {
     &sg_cmd_inspect,       &sg_cmd_convert,    &sg_cmd_passes, &sg_cmd_optimize,
-    &sg_cmd_fusion_switch, &sg_cmd_keep_dtype, &sg_cmd_atc,
+    &sg_cmd_fusion_switch, &sg_cmd_keep_dtype, &sg_cmd_atc,    &sg_cmd_compare,
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -27,7 +27,9 @@ static void print_help(FILE *out)
           out);
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
-    fputs("\nexit codes: 0 success, 1 failure on the input, 2 bad usage\n", out);
+    fputs("\nexit codes: 0 success, 1 failure on the input, 2 bad usage,\n"
+          "            3 checks failed (compare: the network outputs are in error)\n",
+          out);
 }
 
 static const struct sg_command *find_command(const char *name)

@@ -5,7 +5,7 @@ set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler
             libonnx-dev libyaml-dev libopenblas-dev python3-onnx python3-numpy)
-test_pkgs=(check libonnx-testdata clang-format)
+test_pkgs=(check libonnx-testdata clang-format chromium)
 
 pkgs=("${build_pkgs[@]}")
 if [ "${1:-}" = "--test" ]; then

@@ -1,0 +1,751 @@
+/*
+ * compare.c - sg_compare_run: the whole comparison, top to bottom.
+ *
+ *   scan both dump folders                       (dumpset.c)
+ *   read the map, check it against the model     (fusion_map.c)
+ *   match: one row per tensor                    (below)
+ *   metrics for every row with both sides        (metrics.c)
+ *   sort rows into topological order
+ *   analyse: verdict, first failing operator     (analysis.c)
+ *
+ * Matching. Without a map, a target file meets the golden file with the
+ * same match key and output index (sg_dump_file.key: the node name as msit
+ * writes it into file names), whichever form each is named in. With a map,
+ * a target file is found by its op name; the op's output i is compared with
+ * the golden output i of the LAST original node it covers (topological
+ * order when a model is given, the map's order otherwise), unless the map's
+ * output_desc names the original node and output. Golden tensors inside a
+ * fused op that are not its compared output are listed as fused away; every
+ * other tensor on one side only is listed as such, never dropped.
+ */
+#include "compare_impl.h"
+#include "sg_alloc.h"
+#include "sg_arena.h"
+#include "sg_dumpname.h"
+#include "strmap.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sg_compare_opts_init(struct sg_compare_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->thresholds = (struct sg_thresholds)SG_THRESHOLDS_DEFAULT;
+}
+
+/* ------------------------------------------------------------- strings */
+
+char *sg__cmp_printf(sg_arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *s = sg_arena_alloc(a, (size_t)n + 1);
+    if (!s)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* Append "; " + text to a reason (NULL/"" start). */
+static const char *add_reason(sg_arena *a, const char *old, const char *text)
+{
+    if (!text)
+        return old;
+    if (!old || !*old)
+        return sg_arena_strdup(a, text);
+    return sg__cmp_printf(a, "%s; %s", old, text);
+}
+
+/* The match key of a node name (msit's file-name form) into the arena. */
+static char *key_of(sg_arena *a, const char *name)
+{
+    size_t len = strlen(name) + 1;
+    char *k = sg_arena_alloc(a, len);
+    if (k)
+        sg_dump_sanitize(name, k, len);
+    return k;
+}
+
+/* The device form of an op name ('/' as '_', as in device dump names). */
+static char *device_key_of(sg_arena *a, const char *name)
+{
+    char *k = sg_arena_strdup(a, name);
+    for (char *p = k; p && *p; p++)
+        if (*p == '/')
+            *p = '_';
+    return k;
+}
+
+/* ----------------------------------------------------------- the model */
+
+struct model_info {
+    sg_graph *g;
+    sg_node **order; /* topological order */
+    uint32_t n;
+    struct sg__strmap by_key;    /* match key -> node (first in order) */
+    struct sg__strmap ambiguous; /* match key -> second node with it */
+};
+
+static sg_status model_info_init(struct model_info *mi, sg_model *m, sg_arena *arena,
+                                 struct sg_diag *diag)
+{
+    memset(mi, 0, sizeof *mi);
+    if (!m || !m->graph)
+        return SG_OK;
+    mi->g = m->graph;
+    mi->n = m->graph->n_nodes;
+    mi->order = sg_arena_calloc(arena, mi->n ? mi->n : 1, sizeof *mi->order);
+    if (!mi->order)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    sg_status st = sg_graph_toposort(mi->g, mi->order, diag);
+    if (st)
+        return st;
+    if ((st = sg__strmap_reserve(&mi->by_key, mi->n)))
+        return sg_diag_set(diag, st, "out of memory");
+    for (uint32_t i = 0; i < mi->n; i++) {
+        sg_node *n = mi->order[i];
+        n->mark = i; /* its position: rows and the analysis read it */
+        if (!n->name || !*n->name)
+            continue;
+        char *k = key_of(arena, n->name);
+        if (!k)
+            return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        if (sg__strmap_get(&mi->by_key, k)) {
+            if (!sg__strmap_get(&mi->ambiguous, k) && sg__strmap_put(&mi->ambiguous, k, n))
+                return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+            continue;
+        }
+        if (sg__strmap_put(&mi->by_key, k, n))
+            return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    }
+    return SG_OK;
+}
+
+static void model_info_free(struct model_info *mi)
+{
+    sg__strmap_free(&mi->by_key);
+    sg__strmap_free(&mi->ambiguous);
+}
+
+/* --------------------------------------------------------------- rows */
+
+struct builder {
+    sg_compare_result *r;
+    sg_arena *arena;
+    struct model_info mi;
+    size_t cap;
+    struct sg__strmap used_golden; /* golden file path -> the file, once in a row */
+    struct sg__strmap covered;     /* match key of an original node -> op */
+    struct sg__strmap op_rows;     /* op name -> 1 when the op has a compared row */
+    struct sg_diag *diag;
+};
+
+static struct sg_compare_row *new_row(struct builder *b)
+{
+    sg_compare_result *r = b->r;
+    if (r->n_rows == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 256;
+        void *grown = sg_realloc(r->rows, cap * sizeof *r->rows);
+        if (!grown)
+            return NULL;
+        r->rows = grown;
+        b->cap = cap;
+    }
+    struct sg_compare_row *row = &r->rows[r->n_rows++];
+    memset(row, 0, sizeof *row);
+    row->position = UINT32_MAX;
+    row->target = "*";
+    row->golden = "*";
+    row->op_type = "NaN";
+    row->reason = "";
+    return row;
+}
+
+static const sg_node *node_for_key(struct builder *b, const char *key)
+{
+    return b->mi.g ? sg__strmap_get(&b->mi.by_key, key) : NULL;
+}
+
+/* Fill in what the golden side and the model say about a row. */
+static sg_status set_golden(struct builder *b, struct sg_compare_row *row,
+                            const struct sg_dump_file *gf, const sg_node *node)
+{
+    row->golden_file = gf;
+    row->node = node;
+    if (node) {
+        row->position = node->mark;
+        row->golden_node = sg_arena_strdup(b->arena, node->name);
+        if (row->index < node->n_outputs && node->outputs[row->index])
+            row->is_output = (node->outputs[row->index]->flags & SG_VALUE_OUTPUT) != 0;
+        const sg_node *other = sg__strmap_get(&b->mi.ambiguous, gf ? gf->key : "");
+        if (other)
+            row->reason = add_reason(
+                b->arena, row->reason,
+                sg__cmp_printf(b->arena,
+                               "dump name is ambiguous: nodes '%s' and '%s' both write it",
+                               node->name, other->name));
+    } else if (gf) {
+        row->golden_node = gf->name;
+    }
+    if (gf && sg__strmap_put(&b->used_golden, gf->path, (void *)gf))
+        return sg_diag_set(b->diag, SG_ENOMEM, "out of memory");
+    return SG_OK;
+}
+
+/* Rows without a map: by match key and output index. */
+static sg_status match_by_name(struct builder *b)
+{
+    sg_compare_result *r = b->r;
+    struct sg__strmap used_target = {0};
+    sg_status st = SG_OK;
+    for (size_t i = 0; i < r->golden->n_files + r->golden->n_input_files; i++) {
+        const struct sg_dump_file *gf = &r->golden->files[i];
+        if (gf->input && !node_for_key(b, gf->key))
+            continue; /* a node input, not a node called input_... */
+        const struct sg_dump_file *tf = sg_dumpset_find(r->target, gf->key, gf->index);
+        struct sg_compare_row *row = new_row(b);
+        if (!row)
+            goto nomem;
+        row->index = gf->index;
+        const sg_node *node = node_for_key(b, gf->key);
+        if ((st = set_golden(b, row, gf, node)))
+            goto out;
+        row->golden = node ? row->golden_node : gf->name;
+        if (!node && b->mi.g)
+            row->reason = add_reason(b->arena, row->reason, "not a node of the model");
+        if (node)
+            row->op_type = sg_arena_strdup(b->arena, node->op_type);
+        if (!tf) {
+            row->status = SG_ROW_GOLDEN_ONLY;
+            row->reason = add_reason(b->arena, row->reason, "no target dump");
+            continue;
+        }
+        row->status = SG_ROW_COMPARED;
+        row->target_file = tf;
+        row->target = tf->device ? tf->name : row->golden;
+        if (tf->device)
+            row->op_type = tf->op_type;
+        if (sg__strmap_put(&used_target, tf->path, (void *)tf))
+            goto nomem;
+    }
+    for (size_t i = 0; i < r->target->n_files; i++) {
+        const struct sg_dump_file *tf = &r->target->files[i];
+        if (sg__strmap_get(&used_target, tf->path))
+            continue;
+        struct sg_compare_row *row = new_row(b);
+        if (!row)
+            goto nomem;
+        row->status = SG_ROW_TARGET_ONLY;
+        row->index = tf->index;
+        row->target_file = tf;
+        row->target = tf->name;
+        const sg_node *node = node_for_key(b, tf->key);
+        if ((st = set_golden(b, row, NULL, node)))
+            goto out;
+        row->op_type = tf->device ? tf->op_type
+                       : node     ? sg_arena_strdup(b->arena, node->op_type)
+                                  : "NaN";
+        row->reason = add_reason(b->arena, row->reason, "no golden dump");
+    }
+    goto out;
+nomem:
+    st = sg_diag_set(b->diag, SG_ENOMEM, "out of memory");
+out:
+    sg__strmap_free(&used_target);
+    return st;
+}
+
+/* The original node an op's output stands for: out_orig, else the last of
+ * its original nodes in topological order (map order without a model). */
+static const char *op_golden_node(struct builder *b, const struct sg_fusion_op *op, size_t out,
+                                  uint32_t *index)
+{
+    *index = (uint32_t)out;
+    if (out < op->n_outputs && op->out_orig[out]) {
+        if (op->out_index[out] >= 0)
+            *index = (uint32_t)op->out_index[out];
+        return op->out_orig[out];
+    }
+    if (op->n_orig == 0)
+        return op->name;
+    const char *best = op->orig[op->n_orig - 1];
+    if (b->mi.g) {
+        uint32_t best_pos = 0;
+        bool found = false;
+        for (size_t i = 0; i < op->n_orig; i++) {
+            const sg_node *n = sg_graph_node(b->mi.g, op->orig[i]);
+            if (n && (!found || n->mark >= best_pos)) {
+                best = op->orig[i];
+                best_pos = n->mark;
+                found = true;
+            }
+        }
+    }
+    return best;
+}
+
+/* Every ONNX node a map names must be in the model. */
+static sg_status check_map(struct builder *b, const char *model_label)
+{
+    const sg_fusion_map *map = b->r->map;
+    for (size_t i = 0; i < map->n_ops; i++) {
+        const struct sg_fusion_op *op = &map->ops[i];
+        for (size_t k = 0; k < op->n_orig; k++)
+            if (op->orig[k][0] && !sg_graph_node(b->mi.g, op->orig[k]))
+                return sg_diag_set(b->diag, SG_EINVAL,
+                                   "%s:%u: op '%s' (%s) names ONNX node '%s', which is not in %s: "
+                                   "is this the map of another model?",
+                                   map->path, op->line, op->name, op->type, op->orig[k],
+                                   model_label ? model_label : "the model");
+        for (size_t k = 0; k < op->n_outputs; k++)
+            if (op->out_orig[k] && !sg_graph_node(b->mi.g, op->out_orig[k]))
+                return sg_diag_set(b->diag, SG_EINVAL,
+                                   "%s:%u: op '%s' (%s) output %zu stands for ONNX node '%s', "
+                                   "which is not in %s",
+                                   map->path, op->line, op->name, op->type, k, op->out_orig[k],
+                                   model_label ? model_label : "the model");
+    }
+    return SG_OK;
+}
+
+static const char *join_orig(struct builder *b, const struct sg_fusion_op *op)
+{
+    if (op->n_orig == 0)
+        return op->name;
+    size_t len = 1;
+    for (size_t i = 0; i < op->n_orig; i++)
+        len += strlen(op->orig[i]) + 1;
+    char *s = sg_arena_alloc(b->arena, len);
+    if (!s)
+        return NULL;
+    size_t pos = 0;
+    for (size_t i = 0; i < op->n_orig; i++) {
+        size_t l = strlen(op->orig[i]);
+        if (i)
+            s[pos++] = ',';
+        memcpy(s + pos, op->orig[i], l);
+        pos += l;
+    }
+    s[pos] = '\0';
+    return s;
+}
+
+static sg_status match_by_map(struct builder *b)
+{
+    sg_compare_result *r = b->r;
+    const sg_fusion_map *map = r->map;
+    struct sg__strmap by_dev = {0}, by_key = {0};
+    sg_status st = SG_OK;
+    for (size_t i = 0; i < map->n_ops; i++) {
+        const struct sg_fusion_op *op = &map->ops[i];
+        char *dk = device_key_of(b->arena, op->name), *k = key_of(b->arena, op->name);
+        if (!dk || !k)
+            goto nomem;
+        if (!sg__strmap_get(&by_dev, dk) && sg__strmap_put(&by_dev, dk, (void *)op))
+            goto nomem;
+        if (!sg__strmap_get(&by_key, k) && sg__strmap_put(&by_key, k, (void *)op))
+            goto nomem;
+        for (size_t o = 0; o < op->n_orig; o++) {
+            char *ok = key_of(b->arena, op->orig[o]);
+            if (!ok)
+                goto nomem;
+            if (!sg__strmap_get(&b->covered, ok) && sg__strmap_put(&b->covered, ok, (void *)op))
+                goto nomem;
+        }
+    }
+    for (size_t i = 0; i < r->target->n_files; i++) {
+        const struct sg_dump_file *tf = &r->target->files[i];
+        const struct sg_fusion_op *op =
+            tf->device ? sg__strmap_get(&by_dev, tf->name) : sg__strmap_get(&by_key, tf->key);
+        if (!op)
+            op = sg__strmap_get(&by_key, tf->key);
+        struct sg_compare_row *row = new_row(b);
+        if (!row)
+            goto nomem;
+        row->target_file = tf;
+        row->target = tf->name;
+        row->op_type = tf->op_type ? tf->op_type : "NaN";
+        if (!op) {
+            /* Not in the map: try the op name as an ONNX node name. */
+            const struct sg_dump_file *gf = sg_dumpset_find(r->golden, tf->key, tf->index);
+            const sg_node *node = node_for_key(b, tf->key);
+            row->index = tf->index;
+            row->reason = add_reason(b->arena, row->reason, "op not in the map");
+            if (gf && !sg__strmap_get(&b->used_golden, gf->path)) {
+                row->status = SG_ROW_COMPARED;
+                if ((st = set_golden(b, row, gf, node)))
+                    goto out;
+                row->golden = node ? row->golden_node : gf->name;
+            } else {
+                row->status = SG_ROW_TARGET_ONLY;
+                if ((st = set_golden(b, row, NULL, node)))
+                    goto out;
+                row->reason = add_reason(b->arena, row->reason, "no golden dump");
+            }
+            if (!tf->op_type && node)
+                row->op_type = sg_arena_strdup(b->arena, node->op_type);
+            continue;
+        }
+        row->op = op;
+        row->target = op->name;
+        if (op->type[0])
+            row->op_type = op->type;
+        row->fused = op->n_orig > 1;
+        if (!(row->golden = join_orig(b, op)))
+            goto nomem;
+        uint32_t gindex;
+        const char *gname = op_golden_node(b, op, tf->index, &gindex);
+        char *gkey = key_of(b->arena, gname);
+        if (!gkey)
+            goto nomem;
+        row->index = gindex;
+        const sg_node *node = b->mi.g ? sg_graph_node(b->mi.g, gname) : NULL;
+        const struct sg_dump_file *gf = sg_dumpset_find(r->golden, gkey, gindex);
+        if (gf && sg__strmap_get(&b->used_golden, gf->path)) {
+            row->status = SG_ROW_TARGET_ONLY;
+            row->reason = add_reason(b->arena, row->reason,
+                                     sg__cmp_printf(b->arena,
+                                                    "golden output %" PRIu32
+                                                    " of '%s' is compared in another row",
+                                                    gindex, gname));
+            gf = NULL;
+        }
+        if ((st = set_golden(b, row, gf, node)))
+            goto out;
+        if (!node)
+            row->golden_node = sg_arena_strdup(b->arena, gname);
+        if (!gf) {
+            if (row->status != SG_ROW_TARGET_ONLY && op->n_orig == 0 && !node) {
+                /* An op the compiler made (TransData, Cast, ...): msit's "*". */
+                row->status = SG_ROW_TARGET_ONLY;
+                row->golden = "*";
+                row->golden_node = NULL;
+                row->reason = add_reason(b->arena, row->reason,
+                                         "no ONNX node behind this op of the compiled model");
+            } else if (row->status != SG_ROW_TARGET_ONLY) {
+                row->status = SG_ROW_TARGET_ONLY;
+                row->reason = add_reason(
+                    b->arena, row->reason,
+                    sg__cmp_printf(b->arena, "no golden dump of output %" PRIu32 " of '%s'", gindex,
+                                   gname));
+            }
+            continue;
+        }
+        row->status = SG_ROW_COMPARED;
+        if (sg__strmap_put(&b->op_rows, op->name, (void *)op))
+            goto nomem;
+    }
+    /* Golden tensors nobody compared: fused away, or on the golden side only. */
+    for (size_t i = 0; i < r->golden->n_files + r->golden->n_input_files; i++) {
+        const struct sg_dump_file *gf = &r->golden->files[i];
+        if (sg__strmap_get(&b->used_golden, gf->path) || (gf->input && !node_for_key(b, gf->key)))
+            continue;
+        struct sg_compare_row *row = new_row(b);
+        if (!row)
+            goto nomem;
+        row->index = gf->index;
+        const sg_node *node = node_for_key(b, gf->key);
+        if ((st = set_golden(b, row, gf, node)))
+            goto out;
+        row->golden = node ? row->golden_node : gf->name;
+        if (node)
+            row->op_type = sg_arena_strdup(b->arena, node->op_type);
+        const struct sg_fusion_op *op = sg__strmap_get(&b->covered, gf->key);
+        if (op && sg__strmap_get(&b->op_rows, op->name)) {
+            row->status = SG_ROW_FUSED_AWAY;
+            row->op = op;
+            row->target = op->name;
+            row->fused = op->n_orig > 1;
+            row->reason = add_reason(
+                b->arena, row->reason,
+                sg__cmp_printf(b->arena, "inside fused op '%s': only its last output is dumped",
+                               op->name));
+        } else {
+            row->status = SG_ROW_GOLDEN_ONLY;
+            row->reason = add_reason(
+                b->arena, row->reason,
+                op ? sg__cmp_printf(b->arena, "no target dump of op '%s' that covers it", op->name)
+                   : "no target dump and no op of the map covers it");
+        }
+    }
+    goto out;
+nomem:
+    st = sg_diag_set(b->diag, SG_ENOMEM, "out of memory");
+out:
+    sg__strmap_free(&by_dev);
+    sg__strmap_free(&by_key);
+    return st;
+}
+
+/* ------------------------------------------------------------- metrics */
+
+static void format_dims(const int64_t *dims, uint32_t rank, char *buf, size_t size)
+{
+    size_t pos = (size_t)snprintf(buf, size, "[");
+    for (uint32_t i = 0; i < rank && pos < size; i++)
+        pos += (size_t)snprintf(buf + pos, size - pos, "%s%lld", i ? ", " : "", (long long)dims[i]);
+    if (pos < size)
+        snprintf(buf + pos, size - pos, "]");
+}
+
+/* Same shape once dims of 1 are dropped (a [1,4,16] dump meets a [4,16] one). */
+static bool same_shape(const struct sg_array *a, const struct sg_array *b)
+{
+    uint32_t i = 0, j = 0;
+    for (;;) {
+        while (i < a->rank && a->dims[i] == 1)
+            i++;
+        while (j < b->rank && b->dims[j] == 1)
+            j++;
+        if (i == a->rank || j == b->rank)
+            return i == a->rank && j == b->rank;
+        if (a->dims[i++] != b->dims[j++])
+            return false;
+    }
+}
+
+static void mark_unreadable(struct builder *b, struct sg_compare_row *row, const struct sg_diag *d)
+{
+    row->status = SG_ROW_FAILED;
+    row->unreadable = true;
+    row->reason = add_reason(b->arena, row->reason, d->msg);
+    b->r->analysis.n_unreadable++;
+    if (b->r->first_unreadable.status == SG_OK)
+        b->r->first_unreadable = *d;
+}
+
+static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
+{
+    struct sg_array t = {0}, g = {0};
+    struct sg_diag d = {0};
+    sg_status st = SG_OK;
+    const struct sg_thresholds *th = &b->r->thresholds;
+    if ((st = sg_npy_read(row->golden_file->path, &g, &d))) {
+        if (st == SG_ENOMEM)
+            goto fail;
+        mark_unreadable(b, row, &d);
+        st = SG_OK;
+        goto out;
+    }
+    row->golden_dtype = g.dtype;
+    row->rank = g.rank;
+    memcpy(row->dims, g.dims, g.rank * sizeof *g.dims);
+    row->has_shape = true;
+    if ((st = sg_npy_read(row->target_file->path, &t, &d))) {
+        if (st == SG_ENOMEM)
+            goto fail;
+        mark_unreadable(b, row, &d);
+        st = SG_OK;
+        goto out;
+    }
+    row->target_dtype = t.dtype;
+    if (!same_shape(&t, &g)) {
+        char a[512], c[512];
+        format_dims(t.dims, t.rank, a, sizeof a);
+        format_dims(g.dims, g.rank, c, sizeof c);
+        row->status = SG_ROW_FAILED;
+        row->mismatch = true;
+        row->reason =
+            add_reason(b->arena, row->reason,
+                       sg__cmp_printf(b->arena, "shape mismatch: target %s, golden %s", a, c));
+        goto out;
+    }
+    if ((st = sg_metrics_compute(&t, &g, &row->m, &d))) {
+        if (st == SG_ENOMEM)
+            goto fail;
+        row->status = SG_ROW_FAILED;
+        row->reason = add_reason(b->arena, row->reason, d.msg);
+        st = SG_OK;
+        goto out;
+    }
+    row->is_error = sg_metrics_is_error(&row->m, th);
+    const struct sg_metrics *m = &row->m;
+    if (m->overflow)
+        row->reason = add_reason(
+            b->arena, row->reason,
+            sg__cmp_printf(b->arena,
+                           "overflow: %" PRIu64 " of %" PRIu64
+                           " target values are NaN/Inf where the golden values are finite",
+                           m->overflow, m->n));
+    if (m->golden_nonfinite)
+        row->reason = add_reason(
+            b->arena, row->reason,
+            sg__cmp_printf(b->arena, "golden has %" PRIu64 " NaN/Inf values", m->golden_nonfinite));
+    if (m->flags & SG_METRIC_TARGET_ZERO)
+        row->reason =
+            add_reason(b->arena, row->reason, "target all zero: cosine similarity undefined");
+    if (m->flags & SG_METRIC_GOLDEN_ZERO)
+        row->reason =
+            add_reason(b->arena, row->reason, "golden all zero: cosine similarity undefined");
+    if (m->flags & SG_METRIC_BOOL)
+        row->reason = add_reason(b->arena, row->reason,
+                                 "bool data: only cosine similarity and relative Euclidean "
+                                 "distance apply");
+    if (m->flags & SG_METRIC_EMPTY)
+        row->reason = add_reason(b->arena, row->reason, "empty tensor");
+    goto out;
+fail:
+    sg_diag_set(b->diag, st, "%s", d.msg);
+out:
+    sg_array_free(&t);
+    sg_array_free(&g);
+    return st;
+}
+
+/* Topological position; then dump order; one-sided rows without a place last. */
+static int cmp_rows(const void *pa, const void *pb)
+{
+    const struct sg_compare_row *a = pa, *b = pb;
+    if (a->position != b->position)
+        return a->position < b->position ? -1 : 1;
+    uint64_t ta = a->golden_file   ? a->golden_file->timestamp
+                  : a->target_file ? a->target_file->timestamp
+                                   : 0;
+    uint64_t tb = b->golden_file   ? b->golden_file->timestamp
+                  : b->target_file ? b->target_file->timestamp
+                                   : 0;
+    if (ta != tb)
+        return ta < tb ? -1 : 1;
+    if (a->index != b->index)
+        return a->index < b->index ? -1 : 1;
+    return strcmp(a->target, b->target);
+}
+
+sg_status sg_compare_run(const struct sg_compare_opts *opts, sg_compare_result **out,
+                         struct sg_diag *diag)
+{
+    *out = NULL;
+    if (!opts->golden_dir || !opts->target_dir)
+        return sg_diag_set(diag, SG_EINVAL, "both a golden and a target dump folder are needed");
+    sg_compare_result *r = sg_calloc(1, sizeof *r);
+    sg_arena *arena = sg_arena_create();
+    struct builder b = {.r = r, .arena = arena, .diag = diag};
+    sg_status st = SG_OK;
+    if (!r || !arena) {
+        st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        goto out_free;
+    }
+    r->arena = arena;
+    r->thresholds = opts->thresholds;
+    r->golden_dir = sg_arena_strdup(arena, opts->golden_dir);
+    r->target_dir = sg_arena_strdup(arena, opts->target_dir);
+    r->map_path = sg_arena_strdup(arena, opts->map_path);
+    r->model_label = sg_arena_strdup(arena, opts->model_label);
+    if (!r->golden_dir || !r->target_dir || (opts->map_path && !r->map_path) ||
+        (opts->model_label && !r->model_label)) {
+        st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        goto out_free;
+    }
+    if ((st = sg_dumpset_scan(opts->golden_dir, &r->golden, diag)))
+        goto out_free;
+    if ((st = sg_dumpset_scan(opts->target_dir, &r->target, diag)))
+        goto out_free;
+    if (opts->map_path && (st = sg_fusion_map_read(opts->map_path, &r->map, diag)))
+        goto out_free;
+    if ((st = model_info_init(&b.mi, opts->model, arena, diag)))
+        goto out_free;
+    if (r->map && b.mi.g && (st = check_map(&b, opts->model_label)))
+        goto out_free;
+    st = r->map ? match_by_map(&b) : match_by_name(&b);
+    if (st)
+        goto out_free;
+
+    /* Without a model, dump order stands in for topological order. */
+    if (!b.mi.g)
+        for (size_t i = 0; i < r->n_rows; i++)
+            if (r->rows[i].golden_file)
+                r->rows[i].position = (uint32_t)(r->rows[i].golden_file - r->golden->files);
+
+    size_t total = 0, done = 0;
+    for (size_t i = 0; i < r->n_rows; i++)
+        total += r->rows[i].status == SG_ROW_COMPARED;
+    for (size_t i = 0; i < r->n_rows; i++) {
+        struct sg_compare_row *row = &r->rows[i];
+        if (row->status != SG_ROW_COMPARED)
+            continue;
+        if (opts->progress.fn)
+            opts->progress.fn(opts->progress.ctx, done, total, row->target);
+        if ((st = compare_row(&b, row)))
+            goto out_free;
+        done++;
+    }
+    if (opts->progress.fn)
+        opts->progress.fn(opts->progress.ctx, done, total, NULL);
+    for (size_t i = 0; i < r->n_rows; i++) {
+        const struct sg_compare_row *row = &r->rows[i];
+        /* A NULL string here is an allocation that failed on the way. */
+        if (!row->reason || !row->golden || !row->target || !row->op_type ||
+            (row->node && !row->golden_node)) {
+            st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
+            goto out_free;
+        }
+    }
+    if (r->n_rows)
+        qsort(r->rows, r->n_rows, sizeof *r->rows, cmp_rows);
+    if ((st = sg__compare_analyse(r, b.mi.g, b.mi.order, b.mi.n, diag)))
+        goto out_free;
+    model_info_free(&b.mi);
+    sg__strmap_free(&b.used_golden);
+    sg__strmap_free(&b.covered);
+    sg__strmap_free(&b.op_rows);
+    *out = r;
+    return SG_OK;
+out_free:
+    model_info_free(&b.mi);
+    sg__strmap_free(&b.used_golden);
+    sg__strmap_free(&b.covered);
+    sg__strmap_free(&b.op_rows);
+    sg_compare_result_free(r);
+    if (!r)
+        sg_arena_free(arena);
+    return st;
+}
+
+void sg_compare_result_free(sg_compare_result *r)
+{
+    if (!r)
+        return;
+    sg_dumpset_free(r->golden);
+    sg_dumpset_free(r->target);
+    sg_fusion_map_free(r->map);
+    sg_free(r->rows);
+    sg_arena_free(r->arena);
+    sg_free(r);
+}
+
+const char *sg_compare_status_name(enum sg_compare_status s)
+{
+    static const char *const names[SG_ROW_STATUS_COUNT] = {"compared", "golden only", "target only",
+                                                           "fused away", "failed"};
+    return (unsigned)s < SG_ROW_STATUS_COUNT ? names[s] : "?";
+}
+
+const char *sg_verdict_name(enum sg_verdict v)
+{
+    static const char *const names[SG_VERDICT_COUNT] = {"PASS", "FAIL", "UNKNOWN"};
+    return (unsigned)v < SG_VERDICT_COUNT ? names[v] : "?";
+}
+
+const char *sg_cause_name(enum sg_cause c)
+{
+    static const char *const names[SG_CAUSE_COUNT] = {"none", "overflow", "fused op", "jump",
+                                                      "accumulated error"};
+    return (unsigned)c < SG_CAUSE_COUNT ? names[c] : "?";
+}
+
+const char *sg_input_state_name(enum sg_input_state s)
+{
+    static const char *const names[SG_INPUT_STATE_COUNT] = {"agrees", "constant", "inferred",
+                                                            "in error"};
+    return (unsigned)s < SG_INPUT_STATE_COUNT ? names[s] : "?";
+}
