@@ -106,6 +106,12 @@ sg_status sg_rt_tensor_from_array(struct sg_array *a, sg_rt_value **out, struct 
  * sg_tensorfile.h describes). */
 sg_status sg_rt_tensor_to_array(const sg_rt_value *v, struct sg_array *out, struct sg_diag *diag);
 
+/* A value from a .pb test file (sg_pb_read_value), taking over its
+ * tensors (pv is left empty). `type` (may be NULL) supplies the element
+ * dtype of an empty sequence or optional. */
+sg_status sg_rt_value_from_pb(struct sg_pb_value *pv, const sg_type *type, sg_rt_value **out,
+                              struct sg_diag *diag);
+
 /* An empty sequence of tensors of elem dtype (UNDEFINED when unknown). */
 sg_status sg_rt_sequence_create(int32_t elem_dtype, sg_rt_value **out);
 

@@ -431,3 +431,59 @@ char *sg_rt_value_format(const sg_rt_value *v, char *buf, size_t size)
     }
     return buf;
 }
+
+static int32_t type_elem_dtype(const sg_type *t)
+{
+    while (t && (t->kind == SG_TYPE_SEQUENCE || t->kind == SG_TYPE_OPTIONAL))
+        t = t->elem;
+    return t && t->kind == SG_TYPE_TENSOR && t->has_elem_type ? t->elem_type : SG_DTYPE_UNDEFINED;
+}
+
+sg_status sg_rt_value_from_pb(struct sg_pb_value *pv, const sg_type *type, sg_rt_value **out,
+                              struct sg_diag *diag)
+{
+    *out = NULL;
+    const sg_type *inner =
+        type && (type->kind == SG_TYPE_SEQUENCE || type->kind == SG_TYPE_OPTIONAL) ? type->elem
+                                                                                   : NULL;
+    if (pv->kind == SG_PB_TENSOR)
+        return sg_rt_tensor_from_array(&pv->tensor, out, diag);
+    sg_rt_value *v = NULL;
+    sg_status st;
+    if (pv->kind == SG_PB_SEQUENCE) {
+        st = sg_rt_sequence_create(type_elem_dtype(type), &v);
+        if (st)
+            return sg_diag_set(diag, st, "out of memory");
+        for (size_t i = 0; i < pv->n_items; i++) {
+            sg_rt_value *item;
+            st = sg_rt_value_from_pb(&pv->items[i], inner, &item, diag);
+            if (st)
+                goto fail;
+            st = sg_rt_sequence_append(v, item);
+            sg_rt_value_unref(item);
+            if (st) {
+                sg_diag_set(diag, st, "out of memory");
+                goto fail;
+            }
+        }
+        *out = v;
+        return SG_OK;
+    }
+    sg_rt_value *item = NULL;
+    if (pv->n_items && (st = sg_rt_value_from_pb(&pv->items[0], inner, &item, diag)))
+        return st;
+    enum sg_rt_kind ek = SG_RT_TENSOR;
+    if (inner && inner->kind == SG_TYPE_SEQUENCE)
+        ek = SG_RT_SEQUENCE;
+    else if (pv->elem_type == 3)
+        ek = SG_RT_SEQUENCE;
+    st = sg_rt_optional_create(item, ek, type_elem_dtype(type), &v);
+    sg_rt_value_unref(item);
+    if (st)
+        return sg_diag_set(diag, st, "out of memory");
+    *out = v;
+    return SG_OK;
+fail:
+    sg_rt_value_unref(v);
+    return st;
+}
