@@ -655,6 +655,7 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
     sg_rt_value **ins = n->n_inputs <= 16 ? in_buf : sg_calloc(n->n_inputs, sizeof *ins);
     sg_rt_value **outs = n->n_outputs <= 16 ? out_buf : sg_calloc(n->n_outputs, sizeof *outs);
     bool *owned_in = NULL;
+    struct sg__kpriv priv = {NULL, NULL, NULL, NULL}; /* scratch lives until the outputs are kept */
     if (!ins || !outs) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         goto out;
@@ -738,11 +739,12 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
                 cdt = ins[j]->dtype;
     }
 
-    struct sg__kpriv priv = {rt, fr, rn, NULL};
+    priv.rt = rt;
+    priv.frame = fr;
+    priv.pn = rn;
     struct sg_kctx k = {n,   rt->m, rn->opset, cdt,  n->n_inputs, n->n_outputs,
                         ins, outs,  diag,      &priv};
     st = kern->run(&k);
-    sg_arena_free(priv.scratch);
     if (st) {
         if (diag && diag->status == SG_OK)
             sg_diag_set(diag, st, "%s: %s", sg__node_label(n, rn->opset, label, sizeof label),
@@ -783,6 +785,7 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
         vals[rn->release[r]] = NULL;
     }
 out:
+    sg_arena_free(priv.scratch);
     if (outs)
         for (uint32_t j = 0; j < n->n_outputs; j++)
             sg_rt_value_unref(outs[j]);

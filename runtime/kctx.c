@@ -407,6 +407,68 @@ void sg_rt_strides(const int64_t *dims, uint32_t rank, int64_t *strides)
     }
 }
 
+#define COPY_ROW(T)                                                                                \
+    do {                                                                                           \
+        const T *s_ = (const T *)src + off;                                                        \
+        T *d_ = (T *)d;                                                                            \
+        if (step == 1)                                                                             \
+            for (int64_t i = 0; i < inner; i++)                                                    \
+                d_[i] = s_[i];                                                                     \
+        else                                                                                       \
+            for (int64_t i = 0; i < inner; i++)                                                    \
+                d_[i] = s_[i * step];                                                              \
+    } while (0)
+
+void sg_rt_copy_strided(void *dst, const void *src, size_t elem_size, uint32_t rank,
+                        const int64_t *dims, const int64_t *src_strides, int64_t src_offset)
+{
+    int64_t idx[SG_MAX_RANK];
+    for (uint32_t d = 0; d < rank; d++) {
+        if (dims[d] == 0)
+            return;
+        idx[d] = 0;
+    }
+    if (rank == 0) {
+        memcpy(dst, (const char *)src + src_offset * (int64_t)elem_size, elem_size);
+        return;
+    }
+    int64_t inner = dims[rank - 1], step = src_strides[rank - 1], off = src_offset;
+    char *d = dst;
+    for (;;) {
+        switch (elem_size) {
+        case 1:
+            COPY_ROW(uint8_t);
+            break;
+        case 2:
+            COPY_ROW(uint16_t);
+            break;
+        case 4:
+            COPY_ROW(uint32_t);
+            break;
+        case 8:
+            COPY_ROW(uint64_t);
+            break;
+        default:
+            for (int64_t i = 0; i < inner; i++)
+                memcpy(d + i * (int64_t)elem_size,
+                       (const char *)src + (off + i * step) * (int64_t)elem_size, elem_size);
+            break;
+        }
+        d += inner * (int64_t)elem_size;
+        int k = (int)rank - 2;
+        for (; k >= 0; k--) {
+            idx[k]++;
+            off += src_strides[k];
+            if (idx[k] < dims[k])
+                break;
+            off -= src_strides[k] * dims[k];
+            idx[k] = 0;
+        }
+        if (k < 0)
+            return;
+    }
+}
+
 /* -------------------------------------------------------- broadcasting */
 
 sg_status sg_bcast_init_dims(struct sg_kctx *k, struct sg_bcast *b, uint32_t n,

@@ -213,6 +213,15 @@ void sg_rt_set_i64(sg_rt_value *t, int64_t i, int64_t v);
 /* Row-major strides (in elements) of dims into strides[rank]. */
 void sg_rt_strides(const int64_t *dims, uint32_t rank, int64_t *strides);
 
+/*
+ * Gather a strided view into contiguous memory: dst receives, in row-major
+ * order over dims[rank], the elements of `elem_size` bytes at element
+ * offsets src_offset + sum(i_d * src_strides[d]) of src. Strides may be 0
+ * (broadcast) or negative. The workhorse of Transpose, Slice, Expand, Tile.
+ */
+void sg_rt_copy_strided(void *dst, const void *src, size_t elem_size, uint32_t rank,
+                        const int64_t *dims, const int64_t *src_strides, int64_t src_offset);
+
 /* -------------------------------------------------------- broadcasting */
 
 #define SG_BCAST_MAX 4
