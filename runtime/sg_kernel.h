@@ -204,12 +204,6 @@ sg_status sg_kaxis(struct sg_kctx *k, int64_t axis, uint32_t rank, uint32_t *out
  * else a converted copy in scratch). NULL when out of memory. */
 const float *sg_kfloats(struct sg_kctx *k, const sg_rt_value *v);
 
-/* Element i of any numeric/bool tensor as double / int64 / set from one. */
-double sg_rt_get_f64(const sg_rt_value *t, int64_t i);
-int64_t sg_rt_get_i64(const sg_rt_value *t, int64_t i);
-void sg_rt_set_f64(sg_rt_value *t, int64_t i, double v);
-void sg_rt_set_i64(sg_rt_value *t, int64_t i, int64_t v);
-
 /* Row-major strides (in elements) of dims into strides[rank]. */
 void sg_rt_strides(const int64_t *dims, uint32_t rank, int64_t *strides);
 
