@@ -4,11 +4,13 @@
  * im2col + GEMM (a 1x1 convolution with stride 1 and no padding uses the
  * input as it is), ConvTranspose is GEMM + col2im. float32 and float64 are
  * native (sgemm / dgemm, accumulation in the type); float16 and bfloat16
- * are widened to float32.
+ * are widened to float32. ConvInteger and QLinearConv subtract the zero
+ * points and convolve exactly in float64.
  */
 #include "rt_impl.h"
 
 #include <cblas.h>
+#include <math.h>
 #include <string.h>
 
 #define MAXSP 8 /* spatial dimensions supported */
@@ -183,9 +185,10 @@ static const void *work_data(struct sg_kctx *k, const sg_rt_value *v)
     return is_half(v->dtype) ? (const void *)sg_kfloats(k, v) : v->data;
 }
 
-static sg_status run_conv(struct sg_kctx *k)
+/* Y = conv(X, W) + B as output oi (oi < 0: a new tensor in *made). */
+static sg_status conv_core(struct sg_kctx *k, const sg_rt_value *X, const sg_rt_value *W,
+                           const sg_rt_value *B, int oi, sg_rt_value **made)
 {
-    const sg_rt_value *X = sg_kin(k, 0), *W = sg_kin(k, 1), *B = sg_kin(k, 2);
     struct geom g;
     if (X->rank < 3 || X->rank - 2 > MAXSP || W->rank != X->rank || W->dtype != X->dtype)
         return sg_kfail(k, SG_ESHAPE, "input %s and weights %s do not fit a convolution",
@@ -218,7 +221,16 @@ static sg_status run_conv(struct sg_kctx *k)
     int64_t od[SG_MAX_RANK] = {g.N, g.M};
     memcpy(od + 2, g.out, g.nsp * sizeof od[0]);
     sg_rt_value *Y;
-    if ((st = sg_kout(k, 0, X->dtype, od, X->rank, &Y)))
+    if (oi >= 0) {
+        st = sg_kout(k, (uint32_t)oi, X->dtype, od, X->rank, &Y);
+    } else {
+        struct sg_diag d = {0};
+        if ((st = sg_rt_tensor_create(X->dtype, od, X->rank, &Y, &d)))
+            st = sg_kfail(k, st, "%s", d.msg);
+        else
+            *made = Y;
+    }
+    if (st)
         return st;
     if (!Y->numel)
         return SG_OK;
@@ -273,6 +285,90 @@ static sg_status run_conv(struct sg_kctx *k)
         for (int64_t i = 0; i < Y->numel; i++)
             sg_rt_set_f64(Y, i, ((const float *)y)[i]);
     return SG_OK;
+}
+
+static sg_status run_conv(struct sg_kctx *k)
+{
+    return conv_core(k, sg_kin(k, 0), sg_kin(k, 1), sg_kin(k, 2), 0, NULL);
+}
+
+/* X - zero point in float64 (scratch); the zero point is a scalar or one
+ * per index of axis 0 (output channels of weights). */
+static const sg_rt_value *shifted(struct sg_kctx *k, const sg_rt_value *X, const sg_rt_value *Z)
+{
+    sg_rt_value *w = sg_kscratch(k, sizeof *w);
+    double *d = sg_kscratch(k, (size_t)(X->numel + 1) * sizeof *d);
+    if (!w || !d)
+        return NULL;
+    memcpy(w, X, sizeof *w);
+    w->dtype = SG_DTYPE_DOUBLE;
+    w->data = d;
+    int64_t per = X->dims[0] ? X->numel / X->dims[0] : 1;
+    for (int64_t i = 0; i < X->numel; i++) {
+        double z = !Z ? 0 : Z->numel == 1 ? sg_rt_get_f64(Z, 0) : sg_rt_get_f64(Z, i / per);
+        d[i] = sg_rt_get_f64(X, i) - z;
+    }
+    return w;
+}
+
+static sg_status check_zp(struct sg_kctx *k, const sg_rt_value *Z, const sg_rt_value *X,
+                          bool per_channel_ok)
+{
+    if (!Z || Z->numel == 1 || (per_channel_ok && Z->rank == 1 && Z->dims[0] == X->dims[0]))
+        return SG_OK;
+    return sg_kfail(k, SG_ESHAPE, "zero point %s does not fit %s", sg_kshape(k, Z),
+                    sg_kshape(k, X));
+}
+
+static sg_status run_conv_integer(struct sg_kctx *k)
+{
+    const sg_rt_value *X = sg_kin(k, 0), *W = sg_kin(k, 1), *XZ = sg_kin(k, 2), *WZ = sg_kin(k, 3);
+    sg_status st;
+    if ((st = check_zp(k, XZ, X, false)) || (st = check_zp(k, WZ, W, true)))
+        return st;
+    const sg_rt_value *x = shifted(k, X, XZ), *w = shifted(k, W, WZ);
+    if (!x || !w)
+        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    sg_rt_value *T = NULL, *Y;
+    if ((st = conv_core(k, x, w, NULL, -1, &T)))
+        return st;
+    if (!(st = sg_kout(k, 0, SG_DTYPE_INT32, T->dims, T->rank, &Y)))
+        for (int64_t i = 0; i < T->numel; i++)
+            ((int32_t *)Y->data)[i] = (int32_t)(int64_t)((const double *)T->data)[i];
+    sg_rt_value_unref(T);
+    return st;
+}
+
+static sg_status run_qlinear_conv(struct sg_kctx *k)
+{
+    const sg_rt_value *X = sg_kin(k, 0), *XS = sg_kin(k, 1), *XZ = sg_kin(k, 2);
+    const sg_rt_value *W = sg_kin(k, 3), *WS = sg_kin(k, 4), *WZ = sg_kin(k, 5);
+    const sg_rt_value *YS = sg_kin(k, 6), *YZ = sg_kin(k, 7), *B = sg_kin(k, 8);
+    sg_status st;
+    if ((st = check_zp(k, XZ, X, false)) || (st = check_zp(k, WZ, W, true)) ||
+        (st = check_zp(k, WS, W, true)))
+        return st;
+    if (XS->numel != 1 || YS->numel != 1 || (YZ && YZ->numel != 1))
+        return sg_kfail(k, SG_EUNSUPPORTED, "x and y scales and zero points must be scalars");
+    const sg_rt_value *x = shifted(k, X, XZ), *w = shifted(k, W, WZ);
+    if (!x || !w)
+        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    sg_rt_value *T = NULL, *Y;
+    if ((st = conv_core(k, x, w, B, -1, &T)))
+        return st;
+    int32_t dt = YZ ? YZ->dtype : X->dtype;
+    double lo = dt == SG_DTYPE_INT8 ? -128 : 0, hi = dt == SG_DTYPE_INT8 ? 127 : 255;
+    double zp = YZ ? sg_rt_get_f64(YZ, 0) : 0, xs = sg_rt_get_f64(XS, 0), ys = sg_rt_get_f64(YS, 0);
+    int64_t M = T->dims[1], per = T->numel && T->dims[0] && M ? T->numel / (T->dims[0] * M) : 1;
+    if (!(st = sg_kout(k, 0, dt, T->dims, T->rank, &Y)))
+        for (int64_t i = 0; i < T->numel; i++) {
+            int64_t m = (i / per) % M;
+            double ws = WS->numel == 1 ? sg_rt_get_f64(WS, 0) : sg_rt_get_f64(WS, m);
+            double v = nearbyint(((const double *)T->data)[i] * xs * ws / ys) + zp;
+            sg_rt_set_f64(Y, i, v < lo ? lo : v > hi ? hi : v);
+        }
+    sg_rt_value_unref(T);
+    return st;
 }
 
 static sg_status run_conv_transpose(struct sg_kctx *k)
@@ -388,5 +484,7 @@ static sg_status run_conv_transpose(struct sg_kctx *k)
 static const struct sg_kernel kernels[] = {
     {"", "Conv", 1, 0, SG_KT_FLOATS, 0, run_conv},
     {"", "ConvTranspose", 1, 0, SG_KT_FLOATS, 0, run_conv_transpose},
+    {"", "ConvInteger", 10, 0, SG_KT(SG_DTYPE_INT8) | SG_KT(SG_DTYPE_UINT8), 0, run_conv_integer},
+    {"", "QLinearConv", 10, 0, SG_KT(SG_DTYPE_INT8) | SG_KT(SG_DTYPE_UINT8), 0, run_qlinear_conv},
 };
 SG_KERNEL_FAMILY(conv, kernels);
