@@ -14,8 +14,9 @@
  *      "inputs": [{"name", "file", "dtype", "shape"}, ...],
  *      "outputs": [{"name", "file"}, ...]}
  * "file" is null for values numpy cannot hold (strings, sequences,
- * optionals); bfloat16 tensors are written as float32 and say so in
- * "file_dtype". A node without a name is dumped under the name of its first
+ * optionals), and in "outputs" for a graph output that no node produces (a
+ * graph input or initializer passed straight through); bfloat16 tensors are
+ * written as float32 and say so in "file_dtype". A node without a name is dumped under the name of its first
  * output value ("node" in the manifest says which name was used).
  *
  * The writer is an observer (sg_rt_opts.on_output): each value is written
