@@ -197,16 +197,29 @@ static sg_status run_layernorm(struct sg_kctx *k)
         return st;
     if (sg_kout_wanted(k, 2) && (st = sg_kout(k, 2, stash, sdims, X->rank, &Io)))
         return st;
+    bool f32 = X->dtype == SG_DTYPE_FLOAT;
     for (int64_t r = 0; r < rows; r++) {
         double s = 0, q = 0;
-        for (int64_t i = 0; i < cols; i++)
-            s += row[i] = sg_rt_get_f64(X, r * cols + i);
+        if (f32) {
+            const float *x = (const float *)X->data + r * cols;
+            for (int64_t i = 0; i < cols; i++)
+                s += row[i] = x[i];
+        } else {
+            for (int64_t i = 0; i < cols; i++)
+                s += row[i] = sg_rt_get_f64(X, r * cols + i);
+        }
         double m = cols ? s / (double)cols : 0;
         for (int64_t i = 0; i < cols; i++)
             q += (row[i] - m) * (row[i] - m);
         double inv = 1.0 / sqrt((cols ? q / (double)cols : 0) + eps);
-        for (int64_t i = 0; i < cols; i++)
-            sg_rt_set_f64(Y, r * cols + i, (row[i] - m) * inv * sc[i] + bi[i]);
+        if (f32) {
+            float *y = (float *)Y->data + r * cols;
+            for (int64_t i = 0; i < cols; i++)
+                y[i] = (float)((row[i] - m) * inv * sc[i] + bi[i]);
+        } else {
+            for (int64_t i = 0; i < cols; i++)
+                sg_rt_set_f64(Y, r * cols + i, (row[i] - m) * inv * sc[i] + bi[i]);
+        }
         if (Mo)
             sg_rt_set_f64(Mo, r, m);
         if (Io)
