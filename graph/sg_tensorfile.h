@@ -62,6 +62,31 @@ sg_status sg_pb_read(const char *path, struct sg_array *out, struct sg_diag *dia
 sg_status sg_pb_write(const char *path, const struct sg_array *a, struct sg_diag *diag);
 
 /*
+ * ONNX SequenceProto / OptionalProto files (onnx-data.proto), which the
+ * backend tests use for sequence and optional inputs and outputs. Nesting
+ * (an optional of a sequence of tensors) is kept; maps and sparse tensors
+ * are refused. `elem_type` is the proto's own code: 0 undefined, 1 tensor,
+ * 3 sequence, 5 optional.
+ */
+enum sg_pb_kind { SG_PB_TENSOR, SG_PB_SEQUENCE, SG_PB_OPTIONAL };
+
+struct sg_pb_value {
+    enum sg_pb_kind kind;
+    struct sg_array tensor;    /* SG_PB_TENSOR */
+    struct sg_pb_value *items; /* SEQUENCE: n_items items; OPTIONAL: 0 or 1 */
+    size_t n_items;
+    int32_t elem_type;
+};
+
+/* Read a file holding a TensorProto, SequenceProto or OptionalProto
+ * (`kind` says which: the file itself does not). */
+sg_status sg_pb_read_value(const char *path, enum sg_pb_kind kind, struct sg_pb_value *out,
+                           struct sg_diag *diag);
+
+/* Free the contents of v (and zero it). NULL is a no-op. */
+void sg_pb_value_free(struct sg_pb_value *v);
+
+/*
  * Headerless little-endian .bin of a known dtype and shape. When the file
  * size is half the expected size of a float32 tensor, it is read as float16
  * (as msit does) and converted to float32. Any other size mismatch is an

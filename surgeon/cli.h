@@ -36,6 +36,7 @@ extern const struct sg_command sg_cmd_fusion_switch;
 extern const struct sg_command sg_cmd_keep_dtype;
 extern const struct sg_command sg_cmd_atc;
 extern const struct sg_command sg_cmd_compare;
+extern const struct sg_command sg_cmd_run;
 
 /* "surgeon: error: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -11,7 +11,7 @@
 #endif
 
 static const struct sg_command *const commands[] = {
-    &sg_cmd_inspect,       &sg_cmd_convert,    &sg_cmd_passes, &sg_cmd_optimize,
+    &sg_cmd_inspect,       &sg_cmd_convert,    &sg_cmd_passes, &sg_cmd_optimize, &sg_cmd_run,
     &sg_cmd_fusion_switch, &sg_cmd_keep_dtype, &sg_cmd_atc,    &sg_cmd_compare,
 };
 

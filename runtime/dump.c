@@ -1,0 +1,434 @@
+/*
+ * dump.c - the dump writer (see sg_dump.h).
+ */
+#include "rt_impl.h"
+#include "sg_alloc.h"
+#include "sg_dump.h"
+#include "sg_dumpname.h"
+#include "sg_json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct entry {
+    char *file; /* NULL: not written */
+    char *node; /* the name used for the file */
+    char *op_type;
+    char *value; /* value name */
+    uint32_t index;
+    int32_t dtype, file_dtype;
+    uint32_t rank;
+    int64_t *dims;
+    bool graph_output;
+    bool is_input;
+    char kind[32];
+};
+
+struct mapping {
+    char *file;
+    char *node;
+};
+
+struct sg_dump {
+    char *dir;
+    enum sg_dump_mode mode;
+    uint64_t last_ts;
+    struct entry *e;
+    size_t n, cap;
+    struct mapping *map;
+    size_t n_map, cap_map;
+    size_t files;
+};
+
+sg_status sg_dump_create(const char *dir, enum sg_dump_mode mode, sg_dump **out,
+                         struct sg_diag *diag)
+{
+    *out = NULL;
+    if ((unsigned)mode >= SG_DUMP_MODE_COUNT)
+        return sg_diag_set(diag, SG_EINVAL, "unknown dump mode %d", (int)mode);
+    sg_dump *d = sg_calloc(1, sizeof *d);
+    if (!d || !(d->dir = sg_strdup(dir))) {
+        sg_free(d);
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    }
+    d->mode = mode;
+    *out = d;
+    return SG_OK;
+}
+
+static void entry_free(struct entry *e)
+{
+    sg_free(e->file);
+    sg_free(e->node);
+    sg_free(e->op_type);
+    sg_free(e->value);
+    sg_free(e->dims);
+}
+
+void sg_dump_free(sg_dump *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n; i++)
+        entry_free(&d->e[i]);
+    for (size_t i = 0; i < d->n_map; i++) {
+        sg_free(d->map[i].file);
+        sg_free(d->map[i].node);
+    }
+    sg_free(d->e);
+    sg_free(d->map);
+    sg_free(d->dir);
+    sg_free(d);
+}
+
+size_t sg_dump_count(const sg_dump *d)
+{
+    return d->files;
+}
+
+static uint64_t next_timestamp(sg_dump *d)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    if (us <= d->last_ts)
+        us = d->last_ts + 1; /* unique even within one microsecond */
+    d->last_ts = us;
+    return us;
+}
+
+static char *dup_or_null(const char *s, bool *fail)
+{
+    if (!s)
+        return NULL;
+    char *p = sg_strdup(s);
+    if (!p)
+        *fail = true;
+    return p;
+}
+
+static struct entry *new_entry(sg_dump *d)
+{
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 64;
+        struct entry *grown = sg_realloc(d->e, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        d->e = grown;
+        d->cap = cap;
+    }
+    struct entry *e = &d->e[d->n];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+/* Write tensor v to dir/file as .npy; sets e->file_dtype. A value numpy
+ * cannot hold is skipped (file stays NULL). */
+static sg_status write_npy(sg_dump *d, const char *path, const sg_rt_value *v, struct entry *e,
+                           struct sg_diag *diag)
+{
+    bool numpy_has = v->dtype == SG_DTYPE_BFLOAT16 || *sg_dtype_npy_descr(v->dtype);
+    if (v->kind != SG_RT_TENSOR || v->dtype == SG_DTYPE_STRING || !numpy_has)
+        return SG_OK;
+    struct sg_array a = {.dtype = v->dtype, .rank = v->rank, .data = v->data};
+    memcpy(a.dims, v->dims, v->rank * sizeof *v->dims);
+    a.nbytes = (size_t)v->numel * sg_rt_elem_size(v->dtype);
+    float *conv = NULL;
+    if (v->dtype == SG_DTYPE_BFLOAT16) {
+        conv = sg_malloc((size_t)v->numel * sizeof *conv + 1);
+        if (!conv)
+            return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        for (int64_t i = 0; i < v->numel; i++)
+            conv[i] = sg_bf16_to_float(((const uint16_t *)v->data)[i]);
+        a.dtype = SG_DTYPE_FLOAT;
+        a.data = conv;
+        a.nbytes = (size_t)v->numel * sizeof *conv;
+    }
+    e->file_dtype = a.dtype;
+    sg_status st = sg_npy_write(path, &a, diag);
+    sg_free(conv);
+    if (!st)
+        d->files++;
+    return st;
+}
+
+static sg_status fill_shape(struct entry *e, const sg_rt_value *v)
+{
+    e->dtype = v ? v->dtype : SG_DTYPE_UNDEFINED;
+    snprintf(e->kind, sizeof e->kind, "%s",
+             !v                          ? "none"
+             : v->kind == SG_RT_SEQUENCE ? "sequence"
+             : v->kind == SG_RT_OPTIONAL ? "optional"
+                                         : "tensor");
+    if (!v || v->kind != SG_RT_TENSOR)
+        return SG_OK;
+    e->rank = v->rank;
+    e->dims = sg_malloc((v->rank + 1) * sizeof *e->dims);
+    if (!e->dims)
+        return SG_ENOMEM;
+    memcpy(e->dims, v->dims, v->rank * sizeof *v->dims);
+    return SG_OK;
+}
+
+sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v, int depth,
+                          void *ctx, struct sg_diag *diag)
+{
+    sg_dump *d = ctx;
+    const sg_value *out = index < n->n_outputs ? n->outputs[index] : NULL;
+    bool is_output = depth == 0 && out && (out->flags & SG_VALUE_OUTPUT);
+    if (depth != 0 || !v || (d->mode == SG_DUMP_OUTPUTS && !is_output))
+        return SG_OK;
+    const char *node = n->name && *n->name ? n->name : out ? out->name : n->op_type;
+    char file[SG_DUMP_NAME_MAX + 1];
+    bool mapped = sg_dump_onnx_name(node, false, index, next_timestamp(d), file, sizeof file);
+    struct entry *e = new_entry(d);
+    if (!e)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    bool fail = false;
+    e->node = dup_or_null(node, &fail);
+    e->op_type = dup_or_null(n->op_type, &fail);
+    e->value = dup_or_null(out ? out->name : NULL, &fail);
+    e->index = index;
+    e->graph_output = is_output;
+    e->file_dtype = SG_DTYPE_UNDEFINED;
+    d->n++; /* from here on the entry is freed with the writer */
+    if (fail || fill_shape(e, v))
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    size_t len = strlen(d->dir) + strlen(file) + 2;
+    char *path = sg_malloc(len);
+    if (!path)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    snprintf(path, len, "%s/%s", d->dir, file);
+    size_t before = d->files;
+    sg_status st = write_npy(d, path, v, e, diag);
+    sg_free(path);
+    if (st)
+        return st;
+    if (d->files > before && !(e->file = sg_strdup(file)))
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    if (mapped && e->file) {
+        if (d->n_map == d->cap_map) {
+            size_t cap = d->cap_map ? d->cap_map * 2 : 8;
+            struct mapping *grown = sg_realloc(d->map, cap * sizeof *grown);
+            if (!grown)
+                return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+            d->map = grown;
+            d->cap_map = cap;
+        }
+        d->map[d->n_map].file = sg_strdup(file);
+        d->map[d->n_map].node = sg_strdup(node);
+        d->n_map++;
+        if (!d->map[d->n_map - 1].file || !d->map[d->n_map - 1].node)
+            return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    }
+    return SG_OK;
+}
+
+sg_status sg_dump_input(sg_dump *d, const char *name, const sg_rt_value *v, struct sg_diag *diag)
+{
+    char safe[SG_DUMP_NAME_MAX + 1], rel[SG_DUMP_NAME_MAX + 16];
+    sg_dump_sanitize(name, safe, SG_DUMP_NAME_MAX - 4);
+    snprintf(rel, sizeof rel, "inputs/%s.npy", safe);
+    size_t len = strlen(d->dir) + sizeof rel + 2;
+    char *path = sg_malloc(len);
+    if (!path)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    snprintf(path, len, "%s/inputs", d->dir);
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+        sg_status st = sg_diag_set(diag, SG_EIO, "cannot create '%s': %s", path, strerror(errno));
+        sg_free(path);
+        return st;
+    }
+    snprintf(path, len, "%s/%s", d->dir, rel);
+    struct entry *e = new_entry(d);
+    if (!e) {
+        sg_free(path);
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    }
+    bool fail = false;
+    e->value = dup_or_null(name, &fail);
+    e->is_input = true;
+    e->file_dtype = SG_DTYPE_UNDEFINED;
+    d->n++;
+    sg_status st = SG_OK;
+    if (fail || fill_shape(e, v)) {
+        st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    } else {
+        size_t before = d->files;
+        st = write_npy(d, path, v, e, diag);
+        if (!st && d->files > before) {
+            d->files--; /* inputs are not dumps */
+            if (!(e->file = sg_strdup(rel)))
+                st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        }
+    }
+    sg_free(path);
+    return st;
+}
+
+static void json_entry_common(struct sg_json *j, const struct entry *e)
+{
+    sg_json_key(j, "file");
+    sg_json_string(j, e->file);
+    sg_json_key(j, "kind");
+    sg_json_string(j, e->kind);
+    sg_json_key(j, "dtype");
+    sg_json_string(j, sg_dtype_name(e->dtype));
+    if (e->file && e->file_dtype != e->dtype) {
+        sg_json_key(j, "file_dtype");
+        sg_json_string(j, sg_dtype_name(e->file_dtype));
+    }
+    sg_json_key(j, "shape");
+    if (e->dims) {
+        sg_json_array_begin(j);
+        for (uint32_t k = 0; k < e->rank; k++)
+            sg_json_int(j, e->dims[k]);
+        sg_json_array_end(j);
+    } else {
+        sg_json_null(j);
+    }
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* Write dir/name through a temp file and rename. fn writes the content. */
+static sg_status write_text(sg_dump *d, const char *name, void (*fn)(FILE *, void *), void *ctx,
+                            struct sg_diag *diag)
+{
+    size_t len = strlen(d->dir) + strlen(name) + 16;
+    char *path = sg_malloc(len), *tmp = sg_malloc(len);
+    sg_status st = SG_OK;
+    if (!path || !tmp) {
+        st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        goto out;
+    }
+    snprintf(path, len, "%s/%s", d->dir, name);
+    snprintf(tmp, len, "%s/.%s.tmp", d->dir, name);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        st = sg_diag_set(diag, SG_EIO, "cannot write '%s': %s", tmp, strerror(errno));
+        goto out;
+    }
+    fn(f, ctx);
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+        st = sg_diag_set(diag, SG_EIO, "cannot write '%s': %s", path, strerror(errno));
+        unlink(tmp);
+    }
+out:
+    sg_free(path);
+    sg_free(tmp);
+    return st;
+}
+
+static void write_mapping(FILE *f, void *ctx)
+{
+    sg_dump *d = ctx;
+    for (size_t i = 0; i < d->n_map; i++) {
+        csv_field(f, d->map[i].file);
+        fputc(',', f);
+        csv_field(f, d->map[i].node);
+        fputc('\n', f);
+    }
+}
+
+struct manifest_ctx {
+    sg_dump *d;
+    const sg_rt *rt;
+};
+
+static void write_manifest(FILE *f, void *ctx)
+{
+    struct manifest_ctx *mc = ctx;
+    sg_dump *d = mc->d;
+    struct sg_json j;
+    sg_json_init(&j, f, true);
+    sg_json_object_begin(&j);
+    sg_json_key(&j, "format");
+    sg_json_string(&j, "surgeon-dump");
+    sg_json_key(&j, "version");
+    sg_json_int(&j, 1);
+    sg_json_key(&j, "mode");
+    sg_json_string(&j, d->mode == SG_DUMP_ALL ? "all" : "outputs");
+    sg_json_key(&j, "tensors");
+    sg_json_array_begin(&j);
+    int64_t index = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        const struct entry *e = &d->e[i];
+        if (e->is_input)
+            continue;
+        sg_json_object_begin(&j);
+        sg_json_key(&j, "index");
+        sg_json_int(&j, index++);
+        sg_json_key(&j, "node");
+        sg_json_string(&j, e->node);
+        sg_json_key(&j, "op_type");
+        sg_json_string(&j, e->op_type);
+        sg_json_key(&j, "output_index");
+        sg_json_int(&j, e->index);
+        sg_json_key(&j, "value");
+        sg_json_string(&j, e->value);
+        json_entry_common(&j, e);
+        sg_json_key(&j, "graph_output");
+        sg_json_bool(&j, e->graph_output);
+        sg_json_object_end(&j);
+    }
+    sg_json_array_end(&j);
+    sg_json_key(&j, "inputs");
+    sg_json_array_begin(&j);
+    for (size_t i = 0; i < d->n; i++) {
+        const struct entry *e = &d->e[i];
+        if (!e->is_input)
+            continue;
+        sg_json_object_begin(&j);
+        sg_json_key(&j, "name");
+        sg_json_string(&j, e->value);
+        json_entry_common(&j, e);
+        sg_json_object_end(&j);
+    }
+    sg_json_array_end(&j);
+    sg_json_key(&j, "outputs");
+    sg_json_array_begin(&j);
+    for (uint32_t o = 0; mc->rt && o < sg_rt_n_outputs(mc->rt); o++) {
+        const sg_value *gv = sg_rt_output_info(mc->rt, o);
+        const char *file = NULL;
+        for (size_t i = 0; i < d->n; i++)
+            if (!d->e[i].is_input && d->e[i].graph_output && d->e[i].value &&
+                strcmp(d->e[i].value, gv->name) == 0)
+                file = d->e[i].file;
+        sg_json_object_begin(&j);
+        sg_json_key(&j, "name");
+        sg_json_string(&j, gv->name);
+        sg_json_key(&j, "file");
+        sg_json_string(&j, file);
+        sg_json_object_end(&j);
+    }
+    sg_json_array_end(&j);
+    sg_json_object_end(&j);
+}
+
+sg_status sg_dump_finish(sg_dump *d, const sg_rt *rt, struct sg_diag *diag)
+{
+    sg_status st = SG_OK;
+    if (d->n_map && (st = write_text(d, "mapping.csv", write_mapping, d, diag)))
+        return st;
+    struct manifest_ctx mc = {d, rt};
+    return write_text(d, "manifest.json", write_manifest, &mc, diag);
+}

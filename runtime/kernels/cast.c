@@ -1,0 +1,217 @@
+/*
+ * cast.c - Cast and CastLike between every numeric type, bool and string.
+ *
+ * Float to integer truncates toward zero; values outside int64 saturate
+ * and NaN becomes 0 (C leaves both undefined), then narrower integers wrap
+ * as numpy's astype does on x86. Float to string writes the shortest text
+ * that reads back to the same value (numpy's str()); string to number
+ * parses C syntax, including "nan" and "inf".
+ */
+#include "rt_impl.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Shortest %g text that reads back as the same float / double. */
+static int format_float(char *buf, size_t size, double v, bool single)
+{
+    if (isnan(v))
+        return snprintf(buf, size, "nan");
+    if (isinf(v))
+        return snprintf(buf, size, v > 0 ? "inf" : "-inf");
+    for (int prec = 1; prec <= 17; prec++) {
+        int n = snprintf(buf, size, "%.*g", prec, v);
+        if (single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
+            return n;
+    }
+    return snprintf(buf, size, "%.17g", v);
+}
+
+static sg_status to_string(struct sg_kctx *k, const sg_rt_value *X, sg_rt_value *Y)
+{
+    sg_bytes *out = Y->data;
+    for (int64_t i = 0; i < X->numel; i++) {
+        char buf[64];
+        int n;
+        if (X->dtype == SG_DTYPE_STRING) {
+            out[i] = ((const sg_bytes *)X->data)[i];
+            continue;
+        }
+        if (sg_dtype_is_float(X->dtype))
+            n = format_float(buf, sizeof buf, sg_rt_get_f64(X, i), X->dtype != SG_DTYPE_DOUBLE);
+        else if (X->dtype == SG_DTYPE_UINT64)
+            n = snprintf(buf, sizeof buf, "%llu",
+                         (unsigned long long)((const uint64_t *)X->data)[i]);
+        else if (X->dtype == SG_DTYPE_BOOL)
+            n = snprintf(buf, sizeof buf, "%s", ((const uint8_t *)X->data)[i] ? "True" : "False");
+        else
+            n = snprintf(buf, sizeof buf, "%lld", (long long)sg_rt_get_i64(X, i));
+        char *s = sg_kscratch(k, (size_t)n + 1);
+        if (!s)
+            return sg_kfail(k, SG_ENOMEM, "out of memory");
+        memcpy(s, buf, (size_t)n + 1);
+        out[i].data = (const uint8_t *)s;
+        out[i].len = (size_t)n;
+    }
+    return SG_OK;
+}
+
+static sg_status from_string(struct sg_kctx *k, const sg_rt_value *X, sg_rt_value *Y)
+{
+    const sg_bytes *in = X->data;
+    for (int64_t i = 0; i < X->numel; i++) {
+        char buf[128];
+        size_t len = in[i].len < sizeof buf - 1 ? in[i].len : sizeof buf - 1;
+        if (len)
+            memcpy(buf, in[i].data, len);
+        buf[len] = 0;
+        char *end;
+        if (sg_dtype_is_float(Y->dtype)) {
+            double v = strtod(buf, &end);
+            if (end == buf)
+                return sg_kfail(k, SG_EPARSE, "element %lld: '%s' is not a number", (long long)i,
+                                buf);
+            sg_rt_set_f64(Y, i, v);
+        } else if (Y->dtype == SG_DTYPE_BOOL) {
+            sg_rt_set_i64(Y, i,
+                          strcmp(buf, "True") == 0 || strcmp(buf, "true") == 0 ||
+                              strtod(buf, NULL) != 0);
+        } else if (Y->dtype == SG_DTYPE_UINT64) {
+            errno = 0;
+            unsigned long long v = strtoull(buf, &end, 10);
+            if (end == buf)
+                return sg_kfail(k, SG_EPARSE, "element %lld: '%s' is not an integer", (long long)i,
+                                buf);
+            ((uint64_t *)Y->data)[i] = v;
+        } else {
+            long long v = strtoll(buf, &end, 10);
+            if (end == buf)
+                return sg_kfail(k, SG_EPARSE, "element %lld: '%s' is not an integer", (long long)i,
+                                buf);
+            sg_rt_set_i64(Y, i, v);
+        }
+    }
+    return SG_OK;
+}
+
+/* Round a double to the nearest half (ties to even) without going through
+ * float32, which could round twice. */
+static uint16_t double_to_half(double v)
+{
+    uint16_t h = sg_float_to_half((float)v);
+    double hv = sg_half_to_float(h);
+    if (isnan(v) || isinf(hv) || hv == v)
+        return h;
+    uint16_t mag = h & 0x7fff;
+    uint16_t other;
+    if (fabs(v) > fabs(hv))
+        other = (uint16_t)(h + 1);
+    else if (mag > 0)
+        other = (uint16_t)(h - 1);
+    else
+        return h;
+    double ov = sg_half_to_float(other);
+    double dh = fabs(hv - v), dov = fabs(ov - v);
+    if (isinf(ov))
+        return h;
+    if (dov < dh || (dov == dh && !(other & 1)))
+        return other;
+    return h;
+}
+
+/* Convert n elements of X into Y (already shaped). */
+static sg_status convert(struct sg_kctx *k, const sg_rt_value *X, sg_rt_value *Y)
+{
+    int32_t from = X->dtype, to = Y->dtype;
+    int64_t n = X->numel;
+    if (to == SG_DTYPE_STRING)
+        return to_string(k, X, Y);
+    if (from == SG_DTYPE_STRING)
+        return from_string(k, X, Y);
+    if (from == to) {
+        memcpy(Y->data, X->data, (size_t)n * sg_rt_elem_size(from));
+        return SG_OK;
+    }
+    /* Fast paths for the common float conversions. */
+    if (from == SG_DTYPE_FLOAT && to == SG_DTYPE_FLOAT16) {
+        const float *x = X->data;
+        uint16_t *y = Y->data;
+        for (int64_t i = 0; i < n; i++)
+            y[i] = sg_float_to_half(x[i]);
+        return SG_OK;
+    }
+    if (from == SG_DTYPE_FLOAT16 && to == SG_DTYPE_FLOAT) {
+        const uint16_t *x = X->data;
+        float *y = Y->data;
+        for (int64_t i = 0; i < n; i++)
+            y[i] = sg_half_to_float(x[i]);
+        return SG_OK;
+    }
+    if (from == SG_DTYPE_DOUBLE && to == SG_DTYPE_FLOAT16) {
+        /* Through float32 would round twice. */
+        const double *x = X->data;
+        uint16_t *y = Y->data;
+        for (int64_t i = 0; i < n; i++)
+            y[i] = double_to_half(x[i]);
+        return SG_OK;
+    }
+    bool to_float = sg_dtype_is_float(to);
+    bool from_float = sg_dtype_is_float(from);
+    for (int64_t i = 0; i < n; i++) {
+        if (to == SG_DTYPE_BOOL)
+            ((uint8_t *)Y->data)[i] =
+                from_float ? sg_rt_get_f64(X, i) != 0 : sg_rt_get_i64(X, i) != 0;
+        else if (to_float || from_float)
+            sg_rt_set_f64(Y, i,
+                          from == SG_DTYPE_UINT64 ? (double)((const uint64_t *)X->data)[i]
+                                                  : sg_rt_get_f64(X, i));
+        else
+            sg_rt_set_i64(Y, i, sg_rt_get_i64(X, i));
+    }
+    return SG_OK;
+}
+
+static sg_status run_cast(struct sg_kctx *k)
+{
+    const sg_rt_value *X = sg_kin(k, 0);
+    int64_t to;
+    if (strcmp(k->node->op_type, "CastLike") == 0) {
+        const sg_rt_value *L = sg_kin(k, 1);
+        if (!L)
+            return sg_kfail(k, SG_EUNDEF, "needs a target_type input");
+        to = L->dtype;
+    } else {
+        const sg_attr *a = sg_kattr(k, "to");
+        if (!a)
+            return sg_kfail(k, SG_EINVAL, "attribute 'to' is missing");
+        to = a->i;
+        if (a->type == SG_ATTR_STRING) { /* opset 1 spelled the type */
+            char name[32];
+            size_t n = a->s.len < sizeof name - 1 ? a->s.len : sizeof name - 1;
+            memcpy(name, a->s.data, n);
+            name[n] = 0;
+            to = sg_dtype_from_name(name);
+        }
+    }
+    if (!sg_dtype_valid((int32_t)to) || to == SG_DTYPE_UNDEFINED || !sg_rt_elem_size((int32_t)to))
+        return sg_kfail(k, SG_EUNSUPPORTED, "cannot cast to type %lld", (long long)to);
+    if (to == X->dtype)
+        return sg_kout_alias(k, 0, X, X->dims, X->rank);
+    if (to == SG_DTYPE_COMPLEX64 || to == SG_DTYPE_COMPLEX128 || X->dtype == SG_DTYPE_COMPLEX64 ||
+        X->dtype == SG_DTYPE_COMPLEX128)
+        return sg_kfail(k, SG_EUNSUPPORTED, "complex casts are not supported");
+    sg_rt_value *Y;
+    sg_status st = sg_kout(k, 0, (int32_t)to, X->dims, X->rank, &Y);
+    if (st)
+        return st;
+    return convert(k, X, Y);
+}
+
+static const struct sg_kernel kernels[] = {
+    {"", "Cast", 1, 0, SG_KT_ALL, 0, run_cast},
+    {"", "CastLike", 15, 0, SG_KT_ALL, 0, run_cast},
+};
+SG_KERNEL_FAMILY(cast, kernels);

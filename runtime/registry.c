@@ -1,0 +1,64 @@
+/*
+ * registry.c - the kernel tables of every family and the lookup by
+ * (domain, op_type, opset, dtype) that the executor and --check share.
+ */
+#include "rt_impl.h"
+
+#include <string.h>
+
+#define SG_FAMILY(fam) extern const struct sg_kernel_family sg_kernels_##fam;
+#include "kernels/families.inc"
+#undef SG_FAMILY
+
+const struct sg_kernel_family *const sg_kernel_families[] = {
+#define SG_FAMILY(fam) &sg_kernels_##fam,
+#include "kernels/families.inc"
+#undef SG_FAMILY
+    NULL,
+};
+
+const size_t sg_kernel_n_families = sizeof sg_kernel_families / sizeof sg_kernel_families[0] - 1;
+
+static bool same_domain(const char *a, const char *b)
+{
+    if (!a || strcmp(a, "ai.onnx") == 0)
+        a = "";
+    if (!b || strcmp(b, "ai.onnx") == 0)
+        b = "";
+    return strcmp(a, b) == 0;
+}
+
+const struct sg_kernel *sg_kernel_find(const char *domain, const char *op_type, int64_t opset,
+                                       int32_t dtype, const char **why)
+{
+    int best = -1;
+    for (size_t f = 0; f < sg_kernel_n_families; f++) {
+        const struct sg_kernel_family *fam = sg_kernel_families[f];
+        for (size_t i = 0; i < fam->count; i++) {
+            const struct sg_kernel *e = &fam->kernels[i];
+            if (e->since_version <= opset && e->since_version > best &&
+                strcmp(e->op_type, op_type) == 0 && same_domain(e->domain, domain))
+                best = e->since_version;
+        }
+    }
+    if (best < 0) {
+        if (why)
+            *why = "no kernel";
+        return NULL;
+    }
+    for (size_t f = 0; f < sg_kernel_n_families; f++) {
+        const struct sg_kernel_family *fam = sg_kernel_families[f];
+        for (size_t i = 0; i < fam->count; i++) {
+            const struct sg_kernel *e = &fam->kernels[i];
+            if (e->since_version != best || strcmp(e->op_type, op_type) != 0 ||
+                !same_domain(e->domain, domain))
+                continue;
+            if (dtype == SG_DTYPE_UNDEFINED || e->types == SG_KT_ANY || e->type_input < 0 ||
+                (dtype > 0 && dtype < 32 && (e->types & SG_KT(dtype))))
+                return e;
+        }
+    }
+    if (why)
+        *why = "no kernel for this input type";
+    return NULL;
+}

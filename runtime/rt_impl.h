@@ -1,0 +1,67 @@
+/*
+ * rt_impl.h - what the files of runtime/ share (not installed).
+ */
+#ifndef SG_RT_IMPL_H
+#define SG_RT_IMPL_H
+
+#include "sg_arena.h"
+#include "sg_kernel.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Element memory shared by tensors (views share one storage). */
+struct sg_rt_storage {
+    int refs;
+    bool borrowed; /* data belongs to the model (initializer, attribute) */
+    bool interned; /* strings: every entry points into memory this storage owns */
+    void *data;
+    size_t size;
+    void *bytes; /* strings: the block entries point into (owned), or NULL */
+};
+
+/* A tensor value over existing storage (a reference is taken). */
+sg_rt_value *sg__rt_view(sg_rt_storage *s, int32_t dtype, void *data, const int64_t *dims,
+                         uint32_t rank);
+
+/* A tensor over borrowed (model-owned) memory. */
+sg_status sg__rt_borrow(int32_t dtype, const void *data, const int64_t *dims, uint32_t rank,
+                        sg_rt_value **out, struct sg_diag *diag);
+
+/* Copy string entries into one block owned by v's storage (after a kernel
+ * filled them with pointers to memory it does not own). */
+sg_status sg__rt_intern_strings(sg_rt_value *v);
+
+/* True when v is the only holder of its storage and may be written. */
+bool sg__rt_exclusive(const sg_rt_value *v);
+
+/* A deep copy of tensor v with its own storage. */
+sg_status sg__rt_tensor_copy(const sg_rt_value *v, sg_rt_value **out);
+
+/* Executor state a kernel context points to. */
+struct rt_plan;
+struct rt_frame;
+struct rt_node;
+struct sg__kpriv {
+    struct sg_rt *rt;
+    struct rt_frame *frame;
+    const struct rt_node *pn;
+    sg_arena *scratch; /* created on first use, freed after the node */
+};
+
+/* Pointer-keyed hash map (open addressing). */
+struct sg__ptrmap {
+    const void **keys;
+    uint32_t *vals;
+    size_t cap, count;
+};
+void sg__ptrmap_free(struct sg__ptrmap *m);
+/* UINT32_MAX when absent. */
+uint32_t sg__ptrmap_get(const struct sg__ptrmap *m, const void *key);
+sg_status sg__ptrmap_put(struct sg__ptrmap *m, const void *key, uint32_t val);
+
+/* "name" (op_type, domain vN) of a node for messages, into buf. */
+const char *sg__rt_node_label(const sg_node *n, int64_t opset, char *buf, size_t size);
+
+#endif

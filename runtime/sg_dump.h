@@ -1,0 +1,62 @@
+/*
+ * sg_dump.h - the dump writer: node outputs of a run as .npy files in the
+ * msit ONNX naming, plus manifest.json.
+ *
+ * A dump folder holds
+ *     <node>.<output index>.<timestamp_us>.npy   (names from sg_dumpname.h)
+ *     mapping.csv      (only when a file name had to be shortened)
+ *     inputs/<input>.npy   (the inputs of the run, when sg_dump_input is used)
+ *     manifest.json
+ * manifest.json lists every tensor in execution order:
+ *     {"format": "surgeon-dump", "version": 1, "mode": "all"|"outputs",
+ *      "tensors": [{"index", "file", "node", "op_type", "output_index",
+ *                   "value", "dtype", "shape", "graph_output"}, ...],
+ *      "inputs": [{"name", "file", "dtype", "shape"}, ...],
+ *      "outputs": [{"name", "file"}, ...]}
+ * "file" is null for values numpy cannot hold (strings, sequences,
+ * optionals), and in "outputs" for a graph output that no node produces (a
+ * graph input or initializer passed straight through); bfloat16 tensors are
+ * written as float32 and say so in "file_dtype". A node without a name is
+ * dumped under the name of its first output value ("node" in the manifest
+ * says which name was used). Each tensor entry also has "kind" (tensor,
+ * sequence, optional) and, when the file's dtype differs, "file_dtype".
+ *
+ * The writer is an observer (sg_rt_opts.on_output): each value is written
+ * as soon as its node has run, so dumping never keeps a value alive. Files
+ * are written atomically; the folder must exist.
+ */
+#ifndef SG_DUMP_H
+#define SG_DUMP_H
+
+#include "sg_runtime.h"
+
+enum sg_dump_mode {
+    SG_DUMP_OUTPUTS = 0, /* graph outputs only */
+    SG_DUMP_ALL,         /* every output of every main-graph node */
+    SG_DUMP_MODE_COUNT
+};
+
+typedef struct sg_dump sg_dump;
+
+/* A writer into existing folder `dir` (copied). */
+sg_status sg_dump_create(const char *dir, enum sg_dump_mode mode, sg_dump **out,
+                         struct sg_diag *diag);
+
+/* Free the writer (files stay). NULL is a no-op. */
+void sg_dump_free(sg_dump *d);
+
+/* The observer: pass as sg_rt_opts.on_output with observe_ctx = the writer. */
+sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v, int depth,
+                          void *ctx, struct sg_diag *diag);
+
+/* Save a run input as inputs/<sanitized name>.npy and list it. */
+sg_status sg_dump_input(sg_dump *d, const char *name, const sg_rt_value *v, struct sg_diag *diag);
+
+/* Record graph output `name` (after the run) and write mapping.csv (when
+ * needed) and manifest.json. */
+sg_status sg_dump_finish(sg_dump *d, const sg_rt *rt, struct sg_diag *diag);
+
+/* Number of tensor files written so far. */
+size_t sg_dump_count(const sg_dump *d);
+
+#endif
