@@ -102,6 +102,26 @@ sg_status sg_node_set_attr_floats(sg_node *n, const char *name, const float *v, 
     return at->floats ? SG_OK : SG_ENOMEM;
 }
 
+sg_status sg_node_set_attr_strings(sg_node *n, const char *name, const char *const *v, size_t count)
+{
+    sg_attr *at = attr_reset(n, name, SG_ATTR_STRINGS);
+    if (!at)
+        return SG_ENOMEM;
+    sg_arena *a = n->graph->model->arena;
+    at->strings = sg_arena_calloc(a, count ? count : 1, sizeof *at->strings);
+    if (!at->strings)
+        return SG_ENOMEM;
+    for (size_t i = 0; i < count; i++) {
+        size_t len = strlen(v[i]);
+        at->strings[i].data = sg_arena_memdup(a, v[i], len ? len : 1);
+        at->strings[i].len = len;
+        if (!at->strings[i].data)
+            return SG_ENOMEM;
+        at->n_strings = i + 1;
+    }
+    return SG_OK;
+}
+
 sg_status sg_node_set_attr_tensor(sg_node *n, const char *name, sg_tensor *t)
 {
     sg_attr *at = attr_reset(n, name, SG_ATTR_TENSOR);

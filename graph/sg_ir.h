@@ -606,6 +606,9 @@ sg_status sg_node_set_attr_float(sg_node *n, const char *name, float v);
 sg_status sg_node_set_attr_string(sg_node *n, const char *name, const char *v);
 sg_status sg_node_set_attr_ints(sg_node *n, const char *name, const int64_t *v, size_t count);
 sg_status sg_node_set_attr_floats(sg_node *n, const char *name, const float *v, size_t count);
+/* Each string is copied (into a byte string without its NUL). */
+sg_status sg_node_set_attr_strings(sg_node *n, const char *name, const char *const *v,
+                                   size_t count);
 /* Takes the tensor (which must live in the model's arena). */
 sg_status sg_node_set_attr_tensor(sg_node *n, const char *name, sg_tensor *t);
 /* Add or replace graph attribute `name` with a new empty subgraph of n
