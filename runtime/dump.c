@@ -6,6 +6,7 @@
 #include "sg_dump.h"
 #include "sg_dumpname.h"
 #include "sg_json.h"
+#include "sg_mockom.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -42,6 +43,9 @@ struct sg_dump {
     struct mapping *map;
     size_t n_map, cap_map;
     size_t files;
+    bool device;              /* device dump names */
+    const sg_node *last_node; /* the node of the last observed output */
+    uint64_t task;            /* its task number (device names) */
 };
 
 sg_status sg_dump_create(const char *dir, enum sg_dump_mode mode, sg_dump **out,
@@ -67,6 +71,37 @@ static void entry_free(struct entry *e)
     sg_free(e->op_type);
     sg_free(e->value);
     sg_free(e->dims);
+}
+
+static uint64_t next_timestamp(sg_dump *d);
+
+void sg_dump_set_device_names(sg_dump *d, bool on)
+{
+    d->device = on;
+}
+
+/* The device dump name of output `index` of n; true when the op name had
+ * to be shortened (then listed in mapping.csv). */
+static bool device_name(sg_dump *d, const sg_node *n, const char *node, uint32_t index, char *file,
+                        size_t size)
+{
+    char type[128];
+    sg_mockom_op_type(n, type, sizeof type);
+    if (n != d->last_node) {
+        d->last_node = n;
+        d->task++;
+    }
+    uint64_t ts = next_timestamp(d);
+    if (sg_dump_device_name(type, node, d->task, 0, ts, false, index, file, size))
+        return false;
+    /* Too long: a readable prefix of the name and a hash of all of it. */
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *p = node; *p; p++)
+        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+    char short_name[SG_DUMP_NAME_MAX + 1];
+    snprintf(short_name, sizeof short_name, "%.120s_%016llx", node, (unsigned long long)h);
+    sg_dump_device_name(type, short_name, d->task, 0, ts, false, index, file, size);
+    return true;
 }
 
 void sg_dump_free(sg_dump *d)
@@ -184,7 +219,9 @@ sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v
         return SG_OK;
     const char *node = n->name && *n->name ? n->name : out ? out->name : n->op_type;
     char file[SG_DUMP_NAME_MAX + 1];
-    bool mapped = sg_dump_onnx_name(node, false, index, next_timestamp(d), file, sizeof file);
+    bool mapped = d->device
+                      ? device_name(d, n, node, index, file, sizeof file)
+                      : sg_dump_onnx_name(node, false, index, next_timestamp(d), file, sizeof file);
     struct entry *e = new_entry(d);
     if (!e)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");

@@ -711,12 +711,19 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
 
     /* Emulated float16: round float32 inputs at the node boundary. */
     int32_t cdt = SG_DTYPE_FLOAT;
-    bool fp16 = false, sat = rt->opts.numerics == SG_NUMERICS_FP16_SAT;
+    bool fp16_in = false, fp16_out = false, sat = rt->opts.numerics == SG_NUMERICS_FP16_SAT;
     if (rt->opts.numerics != SG_NUMERICS_FP32) {
-        cdt = rt->opts.compute_dtype ? rt->opts.compute_dtype(n, rt->opts.compute_dtype_ctx)
-                                     : SG_DTYPE_FLOAT16;
-        fp16 = cdt == SG_DTYPE_FLOAT16;
-        if (fp16) {
+        if (rt->opts.fp16_sides) {
+            unsigned sides = rt->opts.fp16_sides(n, rt->opts.fp16_sides_ctx);
+            fp16_in = sides & SG_RT_FP16_INPUTS;
+            fp16_out = sides & SG_RT_FP16_OUTPUTS;
+            cdt = fp16_in ? SG_DTYPE_FLOAT16 : SG_DTYPE_FLOAT;
+        } else {
+            cdt = rt->opts.compute_dtype ? rt->opts.compute_dtype(n, rt->opts.compute_dtype_ctx)
+                                         : SG_DTYPE_FLOAT16;
+            fp16_in = fp16_out = cdt == SG_DTYPE_FLOAT16;
+        }
+        if (fp16_in) {
             owned_in = sg_calloc(n->n_inputs + 1, sizeof *owned_in);
             if (!owned_in) {
                 st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
@@ -759,7 +766,7 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
                              sg__rt_node_label(n, rn->opset, label, sizeof label), j);
             goto out;
         }
-        if (sg__rt_intern_strings(outs[j]) || (fp16 && round_value(&outs[j], sat))) {
+        if (sg__rt_intern_strings(outs[j]) || (fp16_out && round_value(&outs[j], sat))) {
             st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
             goto out;
         }

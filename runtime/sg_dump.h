@@ -21,6 +21,13 @@
  * says which name was used). Each tensor entry also has "kind" (tensor,
  * sequence, optional) and, when the file's dtype differs, "file_dtype".
  *
+ * Device naming (sg_dump_set_device_names), for runs of a mock OM: files
+ * are named as device dumps converted to npy,
+ *     <OpType>.<OpName>.<task>.<stream>.<timestamp>.output.<i>.npy
+ * with the compiled op type (sg_mockom_op_type), the node's position in
+ * the run as task and stream 0; an op name too long for a file name is
+ * shortened to a prefix and a hash, and listed in mapping.csv.
+ *
  * The writer is an observer (sg_rt_opts.on_output): each value is written
  * as soon as its node has run, so dumping never keeps a value alive. Files
  * are written atomically; the folder must exist.
@@ -41,6 +48,10 @@ typedef struct sg_dump sg_dump;
 /* A writer into existing folder `dir` (copied). */
 sg_status sg_dump_create(const char *dir, enum sg_dump_mode mode, sg_dump **out,
                          struct sg_diag *diag);
+
+/* Name files as device dumps (see above) instead of msit's ONNX naming.
+ * Call before the run. */
+void sg_dump_set_device_names(sg_dump *d, bool on);
 
 /* Free the writer (files stay). NULL is a no-op. */
 void sg_dump_free(sg_dump *d);

@@ -30,8 +30,12 @@
  *   the node's float32 inputs and outputs to float16 values at the node
  *   boundary (kept in float32 storage), with overflow going to +-inf
  *   (SG_NUMERICS_FP16_INF) or saturating at +-65504 (SG_NUMERICS_FP16_SAT).
- *   Kernels accumulate in float32 (MatMul, Conv) in every mode; a kernel
- *   that wants to know reads sg_kctx.compute_dtype.
+ *   opts.fp16_sides, when set, says per node which boundary is float16
+ *   instead: inputs, outputs, both or none (a cube unit reading float16
+ *   and writing float32 rounds only its inputs).
+ *   Kernels accumulate in float32 (MatMul, Conv) in every mode, as a cube
+ *   unit does; a kernel that wants to know reads sg_kctx.compute_dtype.
+ *   sg_rt_opts_mock() sets all of this from a mock OM (sg_mockom.h).
  *
  * Observing a run
  *   opts.on_output is called for every output of every node of the main
@@ -155,6 +159,11 @@ enum sg_numerics {
  * round at its boundaries, SG_DTYPE_FLOAT (or anything else) to keep it. */
 typedef int32_t (*sg_rt_dtype_fn)(const sg_node *n, void *ctx);
 
+/* Which float32 boundaries of node n are float16 under an FP16 mode:
+ * SG_RT_FP16_* bits (0: the node keeps float32). */
+enum { SG_RT_FP16_INPUTS = 1u << 0, SG_RT_FP16_OUTPUTS = 1u << 1 };
+typedef unsigned (*sg_rt_sides_fn)(const sg_node *n, void *ctx);
+
 /*
  * Called for each node output right after the node ran. `depth` is 0 for
  * the main graph. `v` is NULL for an omitted optional output. Returning
@@ -167,6 +176,8 @@ struct sg_rt_opts {
     enum sg_numerics numerics;
     sg_rt_dtype_fn compute_dtype; /* NULL: every node float16 in FP16 modes */
     void *compute_dtype_ctx;
+    sg_rt_sides_fn fp16_sides; /* when set, replaces compute_dtype */
+    void *fp16_sides_ctx;
     int threads; /* BLAS threads; 0 leaves the BLAS default */
     sg_rt_observe_fn on_output;
     void *observe_ctx;
@@ -174,6 +185,16 @@ struct sg_rt_opts {
 };
 
 typedef struct sg_rt sg_rt;
+
+/*
+ * Set opts (numerics and fp16_sides; the other fields are left alone) to
+ * run mock OM m as its compiler decided: each node's float boundaries in
+ * the dtypes its _input_dtype/_output_dtype attributes give, overflow to
+ * inf or saturation as its metadata says. Fused ops (domain surgeon.mock)
+ * have kernels like any other op. Statuses of sg_mockom_check (m is not a
+ * mock OM, or one of another format version).
+ */
+sg_status sg_rt_opts_mock(const sg_model *m, struct sg_rt_opts *opts, struct sg_diag *diag);
 
 /*
  * Plan model m for running. m must stay alive (and unchanged) while the
