@@ -1,0 +1,327 @@
+/*
+ * mock_map.c - the `atc --mode=1` style JSON of a mock OM (see sg_mock.h):
+ * what each compiled op covers and which fusion passes made it, in the form
+ * fusion/'s sg_atc_map_parse and the comparison engine read for real OMs.
+ */
+#include "mock_impl.h"
+
+#include "sg_alloc.h"
+#include "sg_io.h"
+#include "sg_json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ATC's dtype names (GE's DT_*). */
+static const struct {
+    int32_t dtype;
+    const char *name;
+} dt_names[] = {
+    {SG_DTYPE_FLOAT, "DT_FLOAT"},   {SG_DTYPE_FLOAT16, "DT_FLOAT16"},
+    {SG_DTYPE_BFLOAT16, "DT_BF16"}, {SG_DTYPE_DOUBLE, "DT_DOUBLE"},
+    {SG_DTYPE_INT8, "DT_INT8"},     {SG_DTYPE_UINT8, "DT_UINT8"},
+    {SG_DTYPE_INT16, "DT_INT16"},   {SG_DTYPE_UINT16, "DT_UINT16"},
+    {SG_DTYPE_INT32, "DT_INT32"},   {SG_DTYPE_UINT32, "DT_UINT32"},
+    {SG_DTYPE_INT64, "DT_INT64"},   {SG_DTYPE_UINT64, "DT_UINT64"},
+    {SG_DTYPE_BOOL, "DT_BOOL"},     {SG_DTYPE_STRING, "DT_STRING"},
+};
+
+static const char *dt_name(int32_t dtype)
+{
+    for (size_t i = 0; i < sizeof dt_names / sizeof dt_names[0]; i++)
+        if (dt_names[i].dtype == dtype)
+            return dt_names[i].name;
+    return "DT_UNDEFINED";
+}
+
+static void string_attr(struct sg_json *j, const char *key, const sg_bytes *s)
+{
+    sg_json_object_begin(j);
+    sg_json_key(j, "key");
+    sg_json_string(j, key);
+    sg_json_key(j, "value");
+    sg_json_object_begin(j);
+    sg_json_key(j, "s");
+    sg_json_string_n(j, (const char *)s->data, s->len);
+    sg_json_object_end(j);
+    sg_json_object_end(j);
+}
+
+/* {"key": key, "value": {"list": {"s": [...]}}} from a strings attribute, or
+ * the one string `self` when the node has none. */
+static void list_attr(struct sg_json *j, const char *key, const sg_attr *a, const char *self)
+{
+    sg_json_object_begin(j);
+    sg_json_key(j, "key");
+    sg_json_string(j, key);
+    sg_json_key(j, "value");
+    sg_json_object_begin(j);
+    sg_json_key(j, "list");
+    sg_json_object_begin(j);
+    sg_json_key(j, "s");
+    sg_json_array_begin(j);
+    if (a && a->type == SG_ATTR_STRINGS)
+        for (size_t i = 0; i < a->n_strings; i++)
+            sg_json_string_n(j, (const char *)a->strings[i].data, a->strings[i].len);
+    else if (self)
+        sg_json_string(j, self);
+    sg_json_array_end(j);
+    sg_json_object_end(j);
+    sg_json_object_end(j);
+    sg_json_object_end(j);
+}
+
+static void shape_of(struct sg_json *j, const sg_value *v)
+{
+    const sg_type *t = v->type;
+    if (!t || t->kind != SG_TYPE_TENSOR || !t->shape)
+        return;
+    sg_json_key(j, "shape");
+    sg_json_object_begin(j);
+    sg_json_key(j, "dim");
+    sg_json_array_begin(j);
+    for (uint32_t d = 0; d < t->shape->rank; d++)
+        sg_json_int(j, t->shape->dims[d].kind == SG_DIM_VALUE ? t->shape->dims[d].value : -1);
+    sg_json_array_end(j);
+    sg_json_object_end(j);
+}
+
+static void data_op(struct sg_json *j, const sg_value *v)
+{
+    sg_json_object_begin(j);
+    sg_json_key(j, "name");
+    sg_json_string(j, v->name);
+    sg_json_key(j, "type");
+    sg_json_string(j, "Data");
+    sg_json_key(j, "input");
+    sg_json_array_begin(j);
+    sg_json_array_end(j);
+    sg_json_key(j, "attr");
+    sg_json_array_begin(j);
+    sg_json_array_end(j);
+    sg_json_key(j, "output_desc");
+    sg_json_array_begin(j);
+    sg_json_object_begin(j);
+    sg_json_key(j, "dtype");
+    sg_json_string(j, dt_name(sg_value_dtype(v)));
+    shape_of(j, v);
+    sg_json_object_end(j);
+    sg_json_array_end(j);
+    sg_json_object_end(j);
+}
+
+static void node_op(struct sg_json *j, const sg_node *n)
+{
+    char type[128], ref[1200];
+    sg_json_object_begin(j);
+    sg_json_key(j, "name");
+    sg_json_string(j, n->name);
+    sg_json_key(j, "type");
+    sg_json_string(j, sg_mockom_op_type(n, type, sizeof type));
+    sg_json_key(j, "input");
+    sg_json_array_begin(j);
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        const sg_value *v = n->inputs[i];
+        if (!v)
+            snprintf(ref, sizeof ref, "%s", "");
+        else if (v->producer)
+            snprintf(ref, sizeof ref, "%s:%u", v->producer->name, v->producer_index);
+        else
+            snprintf(ref, sizeof ref, "%s:0", v->name);
+        sg_json_string(j, ref);
+    }
+    sg_json_array_end(j);
+
+    sg_json_key(j, "attr");
+    sg_json_array_begin(j);
+    const sg_attr *orig = sg_node_attr(n, SG_MOCKOM_ATTR_ORIGINAL);
+    list_attr(j, SG_MOCKOM_ATTR_ORIGINAL, orig, n->name);
+    const sg_attr *passes = sg_node_attr(n, SG_MOCKOM_ATTR_PASS);
+    if (passes && passes->type == SG_ATTR_STRINGS && passes->n_strings)
+        list_attr(j, SG_MOCKOM_ATTR_PASS, passes, NULL);
+    static const char *const strings[] = {SG_MOCKOM_ATTR_PASS_UB, SG_MOCKOM_ATTR_INPUT_DTYPE,
+                                          SG_MOCKOM_ATTR_OUTPUT_DTYPE};
+    for (size_t k = 0; k < sizeof strings / sizeof strings[0]; k++) {
+        const sg_attr *a = sg_node_attr(n, strings[k]);
+        if (a && a->type == SG_ATTR_STRING)
+            string_attr(j, strings[k], &a->s);
+    }
+    sg_json_array_end(j);
+
+    /* Which original output each output stands for: a fused op's one
+     * output is the last original node's (patterns end in their output). */
+    const char *origin = n->name;
+    size_t origin_len = strlen(n->name);
+    if (orig && orig->type == SG_ATTR_STRINGS && orig->n_strings) {
+        origin = (const char *)orig->strings[orig->n_strings - 1].data;
+        origin_len = orig->strings[orig->n_strings - 1].len;
+    }
+    bool fp16_out = sg_mockom_node_fp16(n) & SG_MOCKOM_FP16_OUT;
+    sg_json_key(j, "output_desc");
+    sg_json_array_begin(j);
+    for (uint32_t i = 0; i < n->n_outputs; i++) {
+        const sg_value *v = n->outputs[i];
+        sg_json_object_begin(j);
+        if (v) {
+            sg_json_key(j, "name");
+            sg_json_string(j, v->name);
+            int32_t dt = sg_value_dtype(v);
+            sg_json_key(j, "dtype");
+            sg_json_string(j, dt_name(fp16_out && dt == SG_DTYPE_FLOAT ? SG_DTYPE_FLOAT16 : dt));
+            shape_of(j, v);
+        }
+        sg_json_key(j, "attr");
+        sg_json_array_begin(j);
+        sg_json_object_begin(j);
+        sg_json_key(j, "key");
+        sg_json_string(j, "_datadump_origin_name");
+        sg_json_key(j, "value");
+        sg_json_object_begin(j);
+        sg_json_key(j, "s");
+        sg_json_string_n(j, origin, origin_len);
+        sg_json_object_end(j);
+        sg_json_object_end(j);
+        sg_json_object_begin(j);
+        sg_json_key(j, "key");
+        sg_json_string(j, "_datadump_origin_output_index");
+        sg_json_key(j, "value");
+        sg_json_object_begin(j);
+        sg_json_key(j, "i");
+        sg_json_int(j, orig && orig->n_strings ? 0 : i);
+        sg_json_object_end(j);
+        sg_json_object_end(j);
+        sg_json_array_end(j);
+        sg_json_object_end(j);
+    }
+    sg_json_array_end(j);
+    sg_json_object_end(j);
+}
+
+sg_status sg_mock_map_print(sg_model *om, FILE *out, struct sg_diag *diag)
+{
+    sg_status st = sg_mockom_check(om, diag);
+    if (st)
+        return st;
+    sg_graph *g = om->graph;
+    sg_node **order = sg_malloc((g->n_nodes + 1) * sizeof *order);
+    if (!order)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    if ((st = sg_graph_toposort(g, order, diag))) {
+        sg_free(order);
+        return st;
+    }
+    struct sg_json j;
+    sg_json_init(&j, out, true);
+    sg_json_object_begin(&j);
+    sg_json_key(&j, "graph");
+    sg_json_array_begin(&j);
+    sg_json_object_begin(&j);
+    sg_json_key(&j, "name");
+    sg_json_string(&j, g->name ? g->name : "");
+    sg_json_key(&j, "op");
+    sg_json_array_begin(&j);
+    for (uint32_t i = 0; i < g->n_inputs; i++)
+        if (!g->inputs[i]->init)
+            data_op(&j, g->inputs[i]);
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        node_op(&j, order[i]);
+    sg_json_array_end(&j);
+    sg_json_object_end(&j);
+    sg_json_array_end(&j);
+    sg_json_object_end(&j);
+    fputc('\n', out);
+    sg_free(order);
+    return ferror(out) ? sg_diag_set(diag, SG_EIO, "write error") : SG_OK;
+}
+
+/* A temporary file beside `path`; *tmp receives its sg_malloc'd name. */
+static FILE *open_temp(const char *path, char **tmp, struct sg_diag *diag)
+{
+    size_t len = strlen(path) + 16;
+    *tmp = sg_malloc(len);
+    if (!*tmp) {
+        sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        return NULL;
+    }
+    snprintf(*tmp, len, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(*tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        sg_diag_set(diag, SG_EIO, "%s: cannot create a temporary file beside it: %s", path,
+                    strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(*tmp);
+        }
+        sg_free(*tmp);
+        *tmp = NULL;
+    }
+    return f;
+}
+
+/* Write the map of om to a new temporary file beside `path` (kept there on
+ * success: the caller renames it). */
+static sg_status map_to_temp(sg_model *om, const char *path, char **tmp, struct sg_diag *diag)
+{
+    FILE *f = open_temp(path, tmp, diag);
+    if (!f)
+        return diag && diag->status ? diag->status : SG_EIO;
+    sg_status st = sg_mock_map_print(om, f, diag);
+    if (fclose(f) != 0 && !st)
+        st = sg_diag_set(diag, SG_EIO, "%s: %s", *tmp, strerror(errno));
+    if (st) {
+        sg_diag_prefix(diag, "%s", path);
+        unlink(*tmp);
+        sg_free(*tmp);
+        *tmp = NULL;
+    }
+    return st;
+}
+
+sg_status sg_mock_map_write(sg_model *om, const char *path, struct sg_diag *diag)
+{
+    char *tmp;
+    sg_status st = map_to_temp(om, path, &tmp, diag);
+    if (st)
+        return st;
+    if (rename(tmp, path) != 0) {
+        st = sg_diag_set(diag, SG_EIO, "%s: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    sg_free(tmp);
+    return st;
+}
+
+sg_status sg_mock_save(sg_model *om, const char *out_prefix, struct sg_diag *diag)
+{
+    sg_status st = sg_mockom_check(om, diag);
+    if (st)
+        return st;
+    size_t len = strlen(out_prefix) + 8;
+    char *om_path = sg_malloc(len), *json_path = sg_malloc(len), *tmp = NULL;
+    if (!om_path || !json_path) {
+        st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        goto out;
+    }
+    snprintf(om_path, len, "%s.om", out_prefix);
+    snprintf(json_path, len, "%s.json", out_prefix);
+    if ((st = map_to_temp(om, json_path, &tmp, diag)))
+        goto out;
+    if ((st = sg_model_save(om, om_path, NULL, diag))) {
+        unlink(tmp);
+        goto out;
+    }
+    if (rename(tmp, json_path) != 0) {
+        st = sg_diag_set(diag, SG_EIO, "%s: %s", json_path, strerror(errno));
+        unlink(tmp);
+        unlink(om_path); /* the pair or nothing */
+    }
+out:
+    sg_free(tmp);
+    sg_free(om_path);
+    sg_free(json_path);
+    return st;
+}
