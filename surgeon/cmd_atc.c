@@ -1,18 +1,22 @@
 /*
  * cmd_atc.c - `surgeon atc`: check everything ATC will be given, write the
  * files it needs (keep_dtype, fusion switch), then print or run the exact
- * `atc` command line; `--to-json` runs `atc --mode=1`.
+ * `atc` command line, or compile with the mock compiler (sg_mock.h) when
+ * asked (--mock) or when atc is not installed; `--to-json` runs
+ * `atc --mode=1`, or writes the map of a mock OM itself.
  *
- * Nothing is written until every input has been checked, so a bad option,
- * model or file leaves no half-made job behind. Where the command goes is a
- * backend: print it, or run the real atc; a mock compiler will be a third
- * backend taking the same struct sg_atc_opts.
+ * Nothing is written until every input has been checked (and, for the
+ * mock, the model compiled in memory), so a bad option, model or file
+ * leaves no half-made job behind. Where the job goes is a backend: print
+ * the command, run the real atc, or run the mock compiler.
  */
 #include "cli.h"
 #include "sg_alloc.h"
 #include "sg_atc.h"
 #include "sg_fusion.h"
 #include "sg_io.h"
+#include "sg_mock.h"
+#include "sg_mockom.h"
 #include "sg_precision.h"
 
 #include <getopt.h>
@@ -28,11 +32,14 @@ const struct sg_command sg_cmd_atc = {
     "usage: surgeon atc MODEL -o OUT_PREFIX --soc SOC [--input-shape SHAPES]\n"
     "                   [--precision MODE] [--keep-dtype FILE | --keep OPS [--keep-nodes NAMES]]\n"
     "                   [--customize-dtypes FILE] [--op-precision-mode FILE]\n"
-    "                   [--fusion off|FILE] [--log LEVEL] [--print] [-- ATC ARGS...]\n"
+    "                   [--fusion off|FILE] [--log LEVEL] [--print | --mock [--overflow M]]\n"
+    "                   [-- ATC ARGS...]\n"
     "       surgeon atc --to-json OM -o JSON [--print] [-- ATC ARGS...]\n\n"
     "Build the ATC command line (--framework=5, --key=value words), check what it\n"
     "refers to, and run atc (found on PATH, else under $ASCEND_TOOLKIT_HOME) with\n"
-    "its output streamed; the exit code is atc's. --print only prints the command.\n\n"
+    "its output streamed; the exit code is atc's. --print only prints the command.\n"
+    "Without atc (or with --mock) the mock compiler emulates it on the CPU and\n"
+    "writes OUT_PREFIX.om (a mock OM for 'surgeon run') and OUT_PREFIX.json.\n\n"
     "  -o, --output OUT_PREFIX   ATC's --output (it adds .om)\n"
     "  --soc SOC                 --soc_version, e.g. Ascend310P3\n"
     "  --input-shape SHAPES      --input_shape, name:d0,d1;name2:...  (a dim is N, -1\n"
@@ -54,13 +61,28 @@ const struct sg_command sg_cmd_atc = {
     "  --log LEVEL               --log: debug, info, warning, error or null\n"
     "  --print                   print the command instead of running it (files it needs\n"
     "                            are still written)\n"
+    "  --mock                    compile with the mock compiler even when atc exists:\n"
+    "                            fusion and precision emulated, OUT_PREFIX.om is an ONNX\n"
+    "                            file that 'surgeon run' executes with float16 emulation\n"
+    "  --overflow inf|saturation float16 overflow of the mock OM: inf (then NaN) or\n"
+    "                            clamped to +-65504; default from --soc: Ascend910* inf,\n"
+    "                            Ascend310* and others saturation\n"
     "  --to-json OM              run atc --mode=1 --om=OM --json=JSON: the compiled graph\n"
-    "                            as JSON (what 'fusion-switch --from-map' reads)\n"
+    "                            as JSON (what 'fusion-switch --from-map' reads); for a\n"
+    "                            mock OM surgeon writes it itself\n"
     "  -- ATC ARGS               more atc arguments, passed as given\n",
     run,
 };
 
-enum backend { BACKEND_PRINT, BACKEND_ATC };
+enum backend { BACKEND_PRINT, BACKEND_ATC, BACKEND_MOCK };
+
+static void print_list(const char *what, const char *const *ops)
+{
+    printf("%s", what);
+    for (size_t i = 0; ops[i]; i++)
+        printf("%s%s", i ? ", " : "", ops[i]);
+    printf("\n");
+}
 
 static int list_modes(void)
 {
@@ -68,6 +90,9 @@ static int list_modes(void)
         const struct sg_precision_mode *m = sg_precision_mode_at(i);
         printf("  %-26s --%-18s %s\n", m->name, m->option, m->summary);
     }
+    printf("\nThe mock compiler (--mock):\n");
+    print_list("  cube ops: ", sg_mock_cube_ops);
+    print_list("  kept in float32 by allow_mix_precision: ", sg_mock_mixed_fp32_ops);
     return SG_EXIT_OK;
 }
 
@@ -110,8 +135,9 @@ static char *concat(const char *a, const char *b)
     return s;
 }
 
-/* Warnings about a precision file ATC would take, against the model. */
-static void warn_prec(const char *label, const sg_prec_file *f, const sg_model *m)
+/* Warnings about a precision file ATC would take, against the model (the
+ * mock compiler reports entries naming nothing itself: unmatched false). */
+static void warn_prec(const char *label, const sg_prec_file *f, const sg_model *m, bool unmatched)
 {
     for (size_t i = 0; i < f->n_entries; i++) {
         const struct sg_prec_entry *e = &f->entries[i];
@@ -120,6 +146,8 @@ static void warn_prec(const char *label, const sg_prec_file *f, const sg_model *
             cli_warn("%s:%u: ATC calls ONNX %s '%s': OpType::%s matches nothing there", label,
                      e->line, e->name, atc, e->name);
     }
+    if (!unmatched)
+        return;
     bool *un = sg_calloc(f->n_entries ? f->n_entries : 1, sizeof *un);
     if (!un)
         return;
@@ -141,16 +169,24 @@ static void warn_prec(const char *label, const sg_prec_file *f, const sg_model *
     sg_free(un);
 }
 
-/* Read and check a precision file given by the user. */
-static int check_prec_file(enum sg_prec_format format, const char *path, const sg_model *m)
+/* Read and check a precision file given by the user; *out keeps it. */
+static int check_prec_file(enum sg_prec_format format, const char *path, const sg_model *m,
+                           bool unmatched, sg_prec_file **out)
 {
     struct sg_diag d = {0};
-    sg_prec_file *f;
-    if (sg_prec_file_read(format, path, &f, &d))
+    if (sg_prec_file_read(format, path, out, &d))
         return cli_fail(&d);
-    warn_prec(path, f, m);
-    sg_prec_file_free(f);
+    warn_prec(path, *out, m, unmatched);
     return SG_EXIT_OK;
+}
+
+/* Find atc quietly: NULL when it is not there (diag says where it looked). */
+static char *atc_or_null(struct sg_diag *d)
+{
+    char *exe = NULL;
+    if (sg_atc_find(getenv("PATH"), getenv("ASCEND_TOOLKIT_HOME"), &exe, d) != SG_OK)
+        return NULL;
+    return exe;
 }
 
 /* Find atc, or say clearly that it is not there. */
@@ -215,6 +251,24 @@ static int to_json(const char *om, const char *json, const char *const *extra, s
         cli_error("%s: its folder does not exist", json);
         return SG_EXIT_FAIL;
     }
+    /* A mock OM is ONNX: its map comes from surgeon, not from atc. */
+    struct sg_load_opts lo = {.skip_external = true, .skip_verify = true};
+    sg_model *mock = NULL;
+    if (sg_model_load(om, &lo, &mock, NULL) == SG_OK && sg_mockom_is(mock)) {
+        int rc = SG_EXIT_OK;
+        if (print || n_extra)
+            rc = cli_usage(&sg_cmd_atc,
+                           "%s is a mock OM: surgeon writes its map itself, so "
+                           "--print and atc arguments do not apply",
+                           om);
+        else if (sg_mock_map_write(mock, json, &d))
+            rc = cli_fail(&d);
+        else
+            fprintf(stderr, "surgeon: %s is a mock OM; wrote its map %s\n", om, json);
+        sg_model_free(mock);
+        return rc;
+    }
+    sg_model_free(mock);
     char **argv;
     sg_status st = sg_atc_json_command(om, json, extra, n_extra, &argv, &d);
     if (st == SG_EINVAL)
@@ -228,12 +282,56 @@ static int to_json(const char *om, const char *json, const char *const *extra, s
 
 struct args {
     const char *model, *out, *soc, *shape, *precision, *keep_file, *customize, *opmode;
-    const char *fusion, *log, *to_json;
+    const char *fusion, *log, *to_json, *overflow;
     struct cli_list keep_ops, keep_nodes;
-    bool print;
+    bool print, mock;
     const char *const *extra;
     size_t n_extra;
 };
+
+/* What the mock compiler did, on stdout; its warnings on stderr. */
+static void report_mock(const struct args *a, const sg_mock_report *rep)
+{
+    for (size_t i = 0; i < rep->n_warnings; i++)
+        cli_warn("%s", rep->warnings[i]);
+    printf("mock compiler: %s.om and %s.json for %s, precision %s, overflow %s\n", a->out, a->out,
+           a->soc, rep->precision, sg_overflow_name(rep->overflow));
+    printf("  %zu ONNX nodes -> %zu compiled ops (float16 %zu, float16 in/float32 out %zu, "
+           "float32 %zu)\n",
+           rep->n_nodes, rep->n_ops, rep->n_fp16, rep->n_fp16_in, rep->n_fp32);
+    for (int id = 0; id < SG_FUSION_PASS_COUNT; id++)
+        if (rep->fired[id])
+            printf("  %-36s %zu fused op%s\n", sg_fusion_pass_get(id)->name, rep->fired[id],
+                   rep->fired[id] == 1 ? "" : "s");
+}
+
+/* Choose where the job goes; the mock when atc is absent (said on stderr). */
+static int choose_backend(const struct args *a, enum backend *backend, char **exe)
+{
+    *exe = NULL;
+    if (a->print && a->mock)
+        return cli_usage(&sg_cmd_atc, "--print shows the real atc command; --mock runs the mock "
+                                      "compiler: give one of them");
+    if (a->print)
+        *backend = BACKEND_PRINT;
+    else if (a->mock)
+        *backend = BACKEND_MOCK;
+    else {
+        struct sg_diag d = {0};
+        *exe = atc_or_null(&d);
+        *backend = *exe ? BACKEND_ATC : BACKEND_MOCK;
+        if (!*exe)
+            fprintf(stderr,
+                    "surgeon: %s\n"
+                    "surgeon: compiling with the mock compiler instead: ATC's precision and "
+                    "fusion emulated on the CPU, not a real OM (--mock says so explicitly)\n",
+                    d.msg);
+    }
+    if (a->overflow && *backend != BACKEND_MOCK)
+        return cli_usage(&sg_cmd_atc, "--overflow sets the mock compiler's overflow mode (with "
+                                      "--mock); on a device it is a run-time setting");
+    return SG_EXIT_OK;
+}
 
 /* The compile job: everything checked, then files written, then dispatched. */
 static int compile(struct args *a)
@@ -252,10 +350,12 @@ static int compile(struct args *a)
     int rc = SG_EXIT_OK;
     sg_model *m = NULL;
     sg_input_shapes *shapes = NULL;
-    sg_prec_file *keep = NULL;
-    sg_fusion_switch *sw = NULL;
+    sg_prec_file *keep = NULL, *user_keep = NULL, *user_cust = NULL, *user_opmode = NULL;
+    sg_fusion_switch *sw = NULL, *user_sw = NULL;
     char *keep_path = NULL, *fusion_path = NULL, *exe = NULL;
     char **argv = NULL;
+    enum sg_overflow overflow = SG_OVERFLOW_DEFAULT;
+    sg_mock_report rep = {0};
 
     /* Command-line values first: they are usage errors. */
     if (!soc_valid(a->soc))
@@ -282,11 +382,17 @@ static int compile(struct args *a)
     if (a->keep_file && (a->keep_ops.n || a->keep_nodes.n))
         return cli_usage(&sg_cmd_atc, "--keep-dtype FILE and --keep/--keep-nodes exclude each "
                                       "other");
+    if (a->overflow && !sg_overflow_parse(a->overflow, &overflow))
+        return cli_usage(&sg_cmd_atc, "--overflow takes inf or saturation, not '%s'", a->overflow);
     if (a->shape && sg_input_shapes_parse(a->shape, &shapes, &d))
         return cli_usage(&sg_cmd_atc, "%s", d.msg);
+    enum backend backend;
+    if ((rc = choose_backend(a, &backend, &exe)) != SG_EXIT_OK)
+        goto out;
+    bool mock = backend == BACKEND_MOCK;
 
     /* Then the inputs: the model, the files, the output folder. */
-    struct sg_load_opts lo = {.skip_external = true};
+    struct sg_load_opts lo = {.skip_external = !mock};
     if (sg_model_load(a->model, &lo, &m, &d)) {
         rc = cli_fail(&d);
         goto out;
@@ -317,11 +423,14 @@ static int compile(struct args *a)
     size_t olen = strlen(a->out);
     if (olen > 3 && strcmp(a->out + olen - 3, ".om") == 0)
         cli_warn("-o %s: ATC adds .om itself; the model will be %s.om", a->out, a->out);
-    if (a->keep_file && (rc = check_prec_file(SG_PREC_KEEP_DTYPE, a->keep_file, m)))
+    if (a->keep_file &&
+        (rc = check_prec_file(SG_PREC_KEEP_DTYPE, a->keep_file, m, !mock, &user_keep)))
         goto out;
-    if (a->customize && (rc = check_prec_file(SG_PREC_CUSTOMIZE_DTYPES, a->customize, m)))
+    if (a->customize &&
+        (rc = check_prec_file(SG_PREC_CUSTOMIZE_DTYPES, a->customize, m, !mock, &user_cust)))
         goto out;
-    if (a->opmode && (rc = check_prec_file(SG_PREC_OP_PRECISION_MODE, a->opmode, m)))
+    if (a->opmode &&
+        (rc = check_prec_file(SG_PREC_OP_PRECISION_MODE, a->opmode, m, true, &user_opmode)))
         goto out;
     if ((a->keep_file || a->keep_ops.n || a->keep_nodes.n) && o.precision &&
         o.precision->kind == SG_PRECISION_ORIGIN)
@@ -352,7 +461,7 @@ static int compile(struct args *a)
                 }
             }
         }
-        warn_prec("--keep", keep, m);
+        warn_prec("--keep", keep, m, !mock);
         o.keep_dtype = keep_path;
     }
     if (a->fusion && strcmp(a->fusion, "off") == 0) {
@@ -366,17 +475,15 @@ static int compile(struct args *a)
         }
         o.fusion_switch = fusion_path;
     } else if (a->fusion) {
-        sg_fusion_switch *user;
-        if (sg_fusion_switch_read(a->fusion, &user, &d)) {
+        if (sg_fusion_switch_read(a->fusion, &user_sw, &d)) {
             rc = cli_fail(&d);
             goto out;
         }
-        for (size_t i = 0; i < user->n_entries; i++)
-            if (sg_fusion_switch_check_entry(&user->entries[i]) != SG_FUSION_ENTRY_OK)
+        for (size_t i = 0; i < user_sw->n_entries; i++)
+            if (sg_fusion_switch_check_entry(&user_sw->entries[i]) != SG_FUSION_ENTRY_OK)
                 cli_warn("%s:%u:%u: '%s' is not a %s pass of surgeon's catalogue", a->fusion,
-                         user->entries[i].line, user->entries[i].col, user->entries[i].name,
-                         sg_fusion_kind_name(user->entries[i].kind));
-        sg_fusion_switch_free(user);
+                         user_sw->entries[i].line, user_sw->entries[i].col,
+                         user_sw->entries[i].name, sg_fusion_kind_name(user_sw->entries[i].kind));
         o.fusion_switch = a->fusion;
     }
     sg_status st = sg_atc_command(&o, &argv, &d);
@@ -385,10 +492,29 @@ static int compile(struct args *a)
         goto out;
     }
 
-    /* Everything is checked; without --print, atc must exist before we write. */
-    enum backend backend = a->print ? BACKEND_PRINT : BACKEND_ATC;
-    if (backend == BACKEND_ATC && (rc = find_atc(&exe)) != SG_EXIT_OK)
-        goto out;
+    /* The mock compiles in memory first: a failure writes nothing. */
+    if (mock) {
+        if (a->opmode)
+            cli_warn("%s: op_precision_mode (implementation modes) is not emulated by the mock "
+                     "compiler; it changes nothing",
+                     a->opmode);
+        for (size_t i = 0; i < a->n_extra; i++)
+            cli_warn("the mock compiler ignores the atc argument '%s'", a->extra[i]);
+        struct sg_mock_inputs in = {.soc = a->soc,
+                                    .precision = o.precision,
+                                    .shapes = shapes,
+                                    .keep_dtype = keep ? keep : user_keep,
+                                    .keep_dtype_label = keep ? "--keep" : a->keep_file,
+                                    .customize_dtypes = user_cust,
+                                    .customize_dtypes_label = a->customize,
+                                    .fusion_switch = sw ? sw : user_sw,
+                                    .overflow = overflow};
+        if (sg_mock_compile_model(m, &in, &rep, &d)) {
+            rc = cli_fail(&d);
+            cli_error("nothing was written");
+            goto out;
+        }
+    }
     if (keep) {
         if (sg_prec_file_write(keep, keep_path, &d)) {
             rc = cli_fail(&d);
@@ -403,14 +529,27 @@ static int compile(struct args *a)
         }
         fprintf(stderr, "surgeon: wrote %s\n", fusion_path);
     }
-    rc = dispatch(backend, argv);
+    if (mock) {
+        if (sg_mock_save(m, a->out, &d)) {
+            rc = cli_fail(&d);
+            goto out;
+        }
+        report_mock(a, &rep);
+    } else {
+        rc = dispatch(backend, argv);
+    }
 out:
+    sg_mock_report_clear(&rep);
     sg_argv_free(argv);
     sg_free(exe);
     sg_free(keep_path);
     sg_free(fusion_path);
     sg_prec_file_free(keep);
+    sg_prec_file_free(user_keep);
+    sg_prec_file_free(user_cust);
+    sg_prec_file_free(user_opmode);
     sg_fusion_switch_free(sw);
+    sg_fusion_switch_free(user_sw);
     sg_input_shapes_free(shapes);
     sg_model_free(m);
     return rc;
@@ -430,7 +569,9 @@ static int run(int argc, char **argv)
         OPT_FUSION,
         OPT_LOG,
         OPT_PRINT,
-        OPT_JSON
+        OPT_JSON,
+        OPT_MOCK,
+        OPT_OVERFLOW
     };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
@@ -446,6 +587,8 @@ static int run(int argc, char **argv)
         {"log", required_argument, NULL, OPT_LOG},
         {"print", no_argument, NULL, OPT_PRINT},
         {"to-json", required_argument, NULL, OPT_JSON},
+        {"mock", no_argument, NULL, OPT_MOCK},
+        {"overflow", required_argument, NULL, OPT_OVERFLOW},
         {NULL, 0, NULL, 0},
     };
     struct args a = {0};
@@ -502,6 +645,12 @@ static int run(int argc, char **argv)
         case OPT_JSON:
             a.to_json = optarg;
             break;
+        case OPT_MOCK:
+            a.mock = true;
+            break;
+        case OPT_OVERFLOW:
+            a.overflow = optarg;
+            break;
         case ':':
             rc = cli_usage(&sg_cmd_atc, "option '%s' needs a value", argv[optind - 1]);
             goto out;
@@ -520,7 +669,7 @@ static int run(int argc, char **argv)
             goto out;
         }
         if (a.soc || a.shape || a.precision || a.keep_file || a.keep_ops.n || a.keep_nodes.n ||
-            a.customize || a.opmode || a.fusion || a.log) {
+            a.customize || a.opmode || a.fusion || a.log || a.mock || a.overflow) {
             rc = cli_usage(&sg_cmd_atc, "--to-json takes only -o JSON, --print and -- ATC ARGS");
             goto out;
         }

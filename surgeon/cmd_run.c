@@ -2,6 +2,10 @@
  * cmd_run.c - `surgeon run`: run a model on the reference runtime and dump
  * its outputs (or every tensor) in the msit naming, with manifest.json.
  *
+ * A mock OM (from `surgeon atc --mock`, sg_mockom.h) runs as its compiler
+ * decided: float16 emulation per node, its overflow mode, dumps named as
+ * device dumps converted to npy.
+ *
  * Everything is written into a temporary folder beside DIR and renamed to
  * DIR at the end, so a failed run leaves nothing behind; a DIR from an
  * earlier run (it has manifest.json) is replaced, any other non-empty DIR
@@ -11,6 +15,7 @@
 #include "sg_alloc.h"
 #include "sg_dump.h"
 #include "sg_io.h"
+#include "sg_mockom.h"
 #include "sg_runtime.h"
 
 #include <dirent.h>
@@ -37,7 +42,11 @@ const struct sg_command sg_cmd_run = {
     "Run MODEL in float32 (the golden reference) and write the results to DIR:\n"
     "<node>.<output>.<timestamp_us>.npy files in the msit naming (mapping.csv\n"
     "for names too long for a file), inputs/<input>.npy with the inputs used,\n"
-    "and manifest.json listing every tensor in execution order.\n\n"
+    "and manifest.json listing every tensor in execution order.\n"
+    "A mock OM (surgeon atc --mock) runs with float16 emulation as compiled (each\n"
+    "op in its compute dtype, overflow to inf or saturation) and its dumps are\n"
+    "named as device dumps: <OpType>.<OpName>.<task>.<stream>.<timestamp>.output.<i>.npy;\n"
+    "a fused op dumps only its final output, as on the device.\n\n"
     "  -i, --input FILE|NAME=FILE  an input as .npy, .pb (TensorProto) or .bin\n"
     "                        (raw data of the model's dtype and shape; a float16\n"
     "                        file for a float32 input is accepted by its size).\n"
@@ -478,6 +487,20 @@ static int run(int argc, char **argv)
     opts.threads = threads;
     opts.on_output = sg_dump_observe;
     opts.observe_ctx = dump;
+    if (sg_mockom_is(m)) {
+        if (sg_rt_opts_mock(m, &opts, &d)) {
+            sg_diag_prefix(&d, "%s", model_path);
+            goto fail;
+        }
+        sg_dump_set_device_names(dump, true);
+        const char *prec = sg_model_metadata(m, SG_MOCKOM_META_PRECISION);
+        const char *soc = sg_model_metadata(m, SG_MOCKOM_META_SOC);
+        fprintf(stderr,
+                "surgeon: %s is a mock OM (%s, %s): float16 emulation, overflow %s; dumps named "
+                "as device dumps\n",
+                model_path, soc ? soc : "?", prec ? prec : "?",
+                sg_model_metadata(m, SG_MOCKOM_META_OVERFLOW));
+    }
     if (sg_rt_create(m, &opts, &rt, &d))
         goto fail;
 

@@ -152,14 +152,24 @@ else
     has err "surgeon: running $W/tk/compiler/bin/atc:"
     has "$LOG" "--output=o1/tk"
 
-    # --- atc absent: say so, exit 1, write nothing --------------------------
+    # --- atc absent: say so, compile with the mock compiler instead ---------
     mkdir o2
-    PATH=/usr/bin:/bin ASCEND_TOOLKIT_HOME=$W/empty_tk run 1 "$S" atc "$M" -o o2/enc \
+    PATH=/usr/bin:/bin ASCEND_TOOLKIT_HOME=$W/empty_tk run 0 "$S" atc "$M" -o o2/enc \
         --soc Ascend310P3 --keep Exp --fusion off
-    has err "surgeon: error: atc not found: not on PATH, nor under $W/empty_tk"
-    has err "nothing was run; use --print"
-    absent o2/enc.keep_dtype.cfg
-    absent o2/enc.fusion_switch.cfg
+    has err "surgeon: atc not found: not on PATH, nor under $W/empty_tk"
+    has err "compiling with the mock compiler instead"
+    has out "mock compiler: o2/enc.om and o2/enc.json for Ascend310P3, precision force_fp16, overflow saturation"
+    same o2/enc.keep_dtype.cfg "OpType::Exp
+"
+    same o2/enc.fusion_switch.cfg "$ALL_OFF"
+    [ -s o2/enc.om ] && [ -s o2/enc.json ] || fail "the mock compiler wrote no o2/enc.om and o2/enc.json"
+    # the mock's map without atc
+    PATH=/usr/bin:/bin ASCEND_TOOLKIT_HOME=$W/empty_tk run 0 "$S" atc --to-json o2/enc.om -o o2/map.json
+    has err "o2/enc.om is a mock OM; wrote its map o2/map.json"
+    cmp -s o2/map.json o2/enc.json || fail "--to-json on a mock OM differs from the map written with it"
+    # --print still only prints
+    PATH=/usr/bin:/bin ASCEND_TOOLKIT_HOME=$W/empty_tk run 0 "$S" atc "$M" -o o2/p --soc Ascend310P3 --print
+    absent o2/p.om
 fi
 
 # --- bad input: clear message, nothing written, nothing run ---------------
