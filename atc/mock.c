@@ -200,8 +200,11 @@ sg_status sg_mock_compile_model(sg_model *m, const struct sg_mock_inputs *in, sg
                                 struct sg_diag *diag)
 {
     sg_mock_report local = {0};
+    struct sg_diag local_diag = {0}; /* the rules read the status back */
     if (!rep)
         rep = &local;
+    if (!diag)
+        diag = &local_diag;
     if (!m->graph)
         return sg_diag_set(diag, SG_EINVAL, "the model has no graph");
     if (!in->soc || !*in->soc)
@@ -228,6 +231,19 @@ sg_status sg_mock_compile_model(sg_model *m, const struct sg_mock_inputs *in, sg
     if (rep->oom)
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
     rep->n_ops = m->graph->n_nodes;
+    for (const sg_node *n = m->graph->first; n; n = n->next) {
+        bool has_in = sg_node_attr(n, SG_MOCKOM_ATTR_INPUT_DTYPE) != NULL,
+             has_out = sg_node_attr(n, SG_MOCKOM_ATTR_OUTPUT_DTYPE) != NULL;
+        unsigned fp16 = sg_mockom_node_fp16(n);
+        if (!has_in && !has_out)
+            continue; /* no float tensor */
+        if ((!has_in || (fp16 & SG_MOCKOM_FP16_IN)) && (!has_out || (fp16 & SG_MOCKOM_FP16_OUT)))
+            rep->n_fp16++;
+        else if (fp16 == SG_MOCKOM_FP16_IN && has_out)
+            rep->n_fp16_in++;
+        else
+            rep->n_fp32++;
+    }
 out:
     sg_mock_report_clear(&local);
     return st;

@@ -193,14 +193,6 @@ static sg_status decide_node(struct decide *d, sg_node *n)
     const char *atc = sg__atc_type(n);
     if (strcmp(atc, n->op_type) != 0 && sg_node_set_attr_string(n, SG_MOCKOM_ATTR_ATC_TYPE, atc))
         return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
-    if (fin || fout) {
-        if ((!fin || si == SIDE_FP16) && (!fout || so == SIDE_FP16))
-            c->rep->n_fp16++;
-        else if (fin && fout && si == SIDE_FP16 && so == SIDE_FP32)
-            c->rep->n_fp16_in++;
-        else
-            c->rep->n_fp32++;
-    }
     return SG_OK;
 }
 

@@ -93,12 +93,12 @@ typedef struct sg_mock_report {
     size_t fired[SG_FUSION_PASS_COUNT]; /* fused ops each pass made */
     size_t n_nodes;                     /* main-graph nodes before */
     size_t n_ops;                       /* compiled ops (main-graph nodes) after */
-    size_t n_fp16;                      /* nodes (all graphs) computing in float16 */
-    size_t n_fp16_in;                   /* float16 in, float32 out (cube ops) */
-    size_t n_fp32;                      /* float ops kept in float32 */
-    enum sg_overflow overflow;          /* resolved */
-    const char *precision;              /* the mode's name */
-    char **warnings;                    /* one line each, in order */
+    size_t n_fp16;                      /* compiled ops computing in float16 */
+    size_t n_fp16_in;          /* compiled ops reading float16, writing float32 (cube ops) */
+    size_t n_fp32;             /* compiled float ops in float32 (or a mix of the two) */
+    enum sg_overflow overflow; /* resolved */
+    const char *precision;     /* the mode's name */
+    char **warnings;           /* one line each, in order */
     size_t n_warnings, cap_warnings;
     bool oom; /* a warning could not be recorded */
 } sg_mock_report;

@@ -40,7 +40,13 @@ static sg_status part(struct sg_kctx *k, const char *op, sg_rt_value *const *in,
     if (!e)
         return sg_kfail(k, SG_EUNSUPPORTED, "its %s part: %s for %s", op, why, sg_kshape(k, in[0]));
     sg_rt_value *o[1] = {NULL};
+    /* Kernels may tell ops apart by op_type: give them a view of the node
+     * as `op` (same name, attributes and outputs). */
+    sg_node as_op = *k->node;
+    as_op.op_type = op;
+    as_op.domain = NULL;
     struct sg_kctx sub = *k;
+    sub.node = &as_op;
     sub.opset = PART_OPSET;
     sub.in = in;
     sub.n_in = n_in;
