@@ -234,6 +234,131 @@ def no_exp():
                   [_vi("y", TensorProto.FLOAT, [2])])
 
 
+def _const(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def conv_bn_act():
+    """Conv -> BatchNormalization -> Relu -> Conv -> Clip(0, 6), for the mock
+    compiler's ConvBatchnormFusionPass, TbeCommonRules0FusionPass (Conv +
+    Relu) and ConvClipByValueFusionPass (Conv + Clip)."""
+    rng = np.random.default_rng(5)
+    f32 = np.float32
+    inits = [
+        _const("w0", rng.normal(0, 0.5, [4, 3, 3, 3]).astype(f32)),
+        _const("b0", rng.normal(0, 0.1, [4]).astype(f32)),
+        _const("bn_scale", rng.uniform(0.5, 1.5, [4]).astype(f32)),
+        _const("bn_bias", rng.normal(0, 0.2, [4]).astype(f32)),
+        _const("bn_mean", rng.normal(0, 0.3, [4]).astype(f32)),
+        _const("bn_var", rng.uniform(0.2, 2.0, [4]).astype(f32)),
+        _const("w1", rng.normal(0, 0.3, [2, 4, 1, 1]).astype(f32)),
+        _const("lo", np.array(0.0, f32)),
+        _const("hi", np.array(6.0, f32)),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], name="Conv_0", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c0", "bn_scale", "bn_bias", "bn_mean", "bn_var"],
+                         ["n0"], name="BatchNormalization_1", epsilon=1e-3),
+        helper.make_node("Relu", ["n0"], ["r0"], name="Relu_2"),
+        helper.make_node("Conv", ["r0", "w1"], ["c1"], name="Conv_3"),
+        helper.make_node("Clip", ["c1", "lo", "hi"], ["y"], name="Clip_4"),
+    ]
+    return _model(nodes, "conv_bn_act", [_vi("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                  [_vi("y", TensorProto.FLOAT, [1, 2, 8, 8])], inits)
+
+
+def matmul_bias():
+    """MatMul + Add(bias), Gemm(transB) + Add(bias), and Gemm with C, for
+    MatMulBiasAddFusionPass; the bias sits first in one Add."""
+    rng = np.random.default_rng(6)
+    f32 = np.float32
+    inits = [
+        _const("w0", rng.normal(0, 0.5, [8, 6]).astype(f32)),
+        _const("bias0", rng.normal(0, 0.5, [6]).astype(f32)),
+        _const("w1", rng.normal(0, 0.5, [6, 8]).astype(f32)),
+        _const("bias1", rng.normal(0, 0.5, [1, 6]).astype(f32)),
+        _const("w2", rng.normal(0, 0.5, [8, 5]).astype(f32)),
+        _const("c2", rng.normal(0, 0.5, [5]).astype(f32)),
+    ]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w0"], ["mm"], name="MatMul_0"),
+        helper.make_node("Add", ["mm", "bias0"], ["y"], name="Add_1"),
+        helper.make_node("Gemm", ["x2", "w1"], ["g"], name="Gemm_2", transB=1, alpha=0.5),
+        helper.make_node("Add", ["bias1", "g"], ["y2"], name="Add_3"),
+        helper.make_node("Gemm", ["x2", "w2", "c2"], ["y3"], name="Gemm_4", beta=2.0),
+    ]
+    return _model(nodes, "matmul_bias",
+                  [_vi("x", TensorProto.FLOAT, [2, 5, 8]), _vi("x2", TensorProto.FLOAT, [3, 8])],
+                  [_vi("y", TensorProto.FLOAT, [2, 5, 6]), _vi("y2", TensorProto.FLOAT, [3, 6]),
+                   _vi("y3", TensorProto.FLOAT, [3, 5])], inits)
+
+
+def softmax_pattern():
+    """A softmax written out (ReduceMax, Sub, Exp, ReduceSum, Div) over the
+    last axis, for SoftmaxFusionPass (opset 13: ReduceSum takes its axes as
+    an input, ReduceMax as an attribute)."""
+    nodes = [
+        helper.make_node("ReduceMax", ["x"], ["m"], name="ReduceMax_0", axes=[-1], keepdims=1),
+        helper.make_node("Sub", ["x", "m"], ["d"], name="Sub_1"),
+        helper.make_node("Exp", ["d"], ["e"], name="Exp_2"),
+        helper.make_node("ReduceSum", ["e", "axes"], ["s"], name="ReduceSum_3", keepdims=1),
+        helper.make_node("Div", ["e", "s"], ["y"], name="Div_4"),
+    ]
+    return _model(nodes, "softmax_pattern", [_vi("x", TensorProto.FLOAT, [2, 3, 10])],
+                  [_vi("y", TensorProto.FLOAT, [2, 3, 10])],
+                  [_const("axes", np.array([-1], np.int64))])
+
+
+def layernorm_pattern():
+    """A layer norm as exporters write it (ReduceMean, Sub, Pow, ReduceMean,
+    Add, Sqrt, Div, Mul, Add), with the exponent and epsilon as Constant
+    nodes, for LayerNormONNXFusionPass."""
+    rng = np.random.default_rng(7)
+    f32 = np.float32
+    two = helper.make_tensor("two_v", TensorProto.FLOAT, [], [2.0])
+    eps = helper.make_tensor("eps_v", TensorProto.FLOAT, [], [1e-5])
+    nodes = [
+        helper.make_node("Constant", [], ["two"], name="Constant_0", value=two),
+        helper.make_node("Constant", [], ["eps"], name="Constant_1", value=eps),
+        helper.make_node("ReduceMean", ["x"], ["mean"], name="ReduceMean_2", axes=[-1]),
+        helper.make_node("Sub", ["x", "mean"], ["d"], name="Sub_3"),
+        helper.make_node("Pow", ["d", "two"], ["p"], name="Pow_4"),
+        helper.make_node("ReduceMean", ["p"], ["var"], name="ReduceMean_5", axes=[-1]),
+        helper.make_node("Add", ["var", "eps"], ["ve"], name="Add_6"),
+        helper.make_node("Sqrt", ["ve"], ["sd"], name="Sqrt_7"),
+        helper.make_node("Div", ["d", "sd"], ["n"], name="Div_8"),
+        helper.make_node("Mul", ["n", "gamma"], ["g"], name="Mul_9"),
+        helper.make_node("Add", ["g", "beta"], ["y"], name="Add_10"),
+    ]
+    inits = [_const("gamma", rng.uniform(0.5, 1.5, [16]).astype(f32)),
+             _const("beta", rng.normal(0, 0.2, [16]).astype(f32))]
+    return _model(nodes, "layernorm_pattern", [_vi("x", TensorProto.FLOAT, [2, 4, 16])],
+                  [_vi("y", TensorProto.FLOAT, [2, 4, 16])], inits)
+
+
+def mixed_ops():
+    """A cube op, ops allow_mix_precision keeps in float32 and one it does
+    not, for the precision modes: MatMul -> Exp -> ReduceSum -> Relu."""
+    w = _const("w", (np.arange(24, dtype=np.float32).reshape(8, 3) - 12) / 16)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["mm"], name="MatMul_0"),
+        helper.make_node("Exp", ["mm"], ["e"], name="Exp_1"),
+        helper.make_node("ReduceSum", ["e", "axes"], ["s"], name="ReduceSum_2", keepdims=1),
+        helper.make_node("Relu", ["s"], ["y"], name="Relu_3"),
+    ]
+    return _model(nodes, "mixed_ops", [_vi("x", TensorProto.FLOAT, [2, 8])],
+                  [_vi("y", TensorProto.FLOAT, [2, 1])],
+                  [w, _const("axes", np.array([1], np.int64))])
+
+
+def matmul_acc():
+    """One MatMul with symbolic sizes, to see how a cube unit accumulates."""
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["y"], name="MatMul_0")]
+    return _model(nodes, "matmul_acc", [_vi("a", TensorProto.FLOAT, ["M", "K"]),
+                                        _vi("b", TensorProto.FLOAT, ["K", "N"])],
+                  [_vi("y", TensorProto.FLOAT, ["M", "N"])])
+
+
 TEST_MODELS = {
     "exp_opset6.onnx": lambda: exp_chain(6, TensorProto.FLOAT),
     "exp_opset11.onnx": lambda: exp_chain(11, TensorProto.FLOAT),
@@ -253,6 +378,12 @@ TEST_MODELS = {
     "shaped.onnx": shaped,
     "no_exp.onnx": no_exp,
     "exp_overflow.onnx": exp_overflow,
+    "conv_bn_act.onnx": conv_bn_act,
+    "matmul_bias.onnx": matmul_bias,
+    "softmax_pattern.onnx": softmax_pattern,
+    "layernorm_pattern.onnx": layernorm_pattern,
+    "mixed_ops.onnx": mixed_ops,
+    "matmul_acc.onnx": matmul_acc,
 }
 
 
