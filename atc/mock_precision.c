@@ -92,6 +92,18 @@ static bool any_float(sg_value *const *vals, uint32_t n)
     return false;
 }
 
+/* What each kind of precision mode does (the table at the top). */
+static const struct mode_rule {
+    enum side cube_in, cube_out, other_in, other_out;
+    bool mixed_list; /* sg_mock_mixed_fp32_ops stay float32 */
+} mode_rules[SG_PRECISION_KIND_COUNT] = {
+    [SG_PRECISION_FP16] = {SIDE_FP16, SIDE_FP16, SIDE_FP16, SIDE_FP16, false},
+    [SG_PRECISION_FP32_TO_FP16] = {SIDE_FP16, SIDE_FP16, SIDE_FP32, SIDE_FP32, false},
+    [SG_PRECISION_ORIGIN] = {SIDE_FP32, SIDE_FP32, SIDE_FP32, SIDE_FP32, false},
+    [SG_PRECISION_FP32] = {SIDE_FP16, SIDE_FP32, SIDE_FP32, SIDE_FP32, false},
+    [SG_PRECISION_MIXED] = {SIDE_FP16, SIDE_FP16, SIDE_FP16, SIDE_FP16, true},
+};
+
 struct decide {
     struct sg__atc_mock *c;
     enum sg_precision_kind kind;
@@ -148,26 +160,10 @@ static sg_status decide_node(struct decide *d, sg_node *n)
     bool fin = any_float(n->inputs, n->n_inputs), fout = any_float(n->outputs, n->n_outputs);
     const char *type = n->op_type; /* ONNX's, or the fused op's (ATC's name) */
     bool cube = listed(type, sg_mock_cube_ops);
-    enum side si = SIDE_FP16, so = SIDE_FP16;
-    switch (d->kind) {
-    case SG_PRECISION_FP16:
-        break;
-    case SG_PRECISION_FP32_TO_FP16:
-        si = so = cube ? SIDE_FP16 : SIDE_FP32;
-        break;
-    case SG_PRECISION_ORIGIN:
+    const struct mode_rule *r = &mode_rules[d->kind];
+    enum side si = cube ? r->cube_in : r->other_in, so = cube ? r->cube_out : r->other_out;
+    if (r->mixed_list && listed(type, sg_mock_mixed_fp32_ops))
         si = so = SIDE_FP32;
-        break;
-    case SG_PRECISION_FP32:
-        si = cube ? SIDE_FP16 : SIDE_FP32;
-        so = SIDE_FP32;
-        break;
-    case SG_PRECISION_MIXED:
-        si = so = listed(type, sg_mock_mixed_fp32_ops) ? SIDE_FP32 : SIDE_FP16;
-        break;
-    case SG_PRECISION_KIND_COUNT:
-        break;
-    }
     if (find_entry(in->keep_dtype, n, d->keep_hit) >= 0)
         si = so = SIDE_FP32;
     long ce = find_entry(in->customize_dtypes, n, d->cust_hit);

@@ -10,8 +10,9 @@
  *       --keep_dtype=keep.cfg --fusion_switch_file=fusion_switch.cfg --log=error
  *
  * The argv is what we exec (no shell involved); sg_argv_format quotes it for
- * a shell when it is shown to a user. A mock compiler (later) takes the same
- * struct sg_atc_opts, so a caller chooses real or mock with one switch.
+ * a shell when it is shown to a user. The mock compiler (sg_mock.h,
+ * sg_mock_compile) takes the same struct sg_atc_opts, so a caller chooses
+ * real or mock with one switch.
  */
 #ifndef SG_ATC_H
 #define SG_ATC_H
