@@ -108,8 +108,8 @@ void sg_mock_report_clear(sg_mock_report *r);
 
 /*
  * Compile model m in place into a mock OM. `rep` and `diag` may be NULL;
- * rep receives what happened (clear it after, even on failure). Errors leave m partly rewritten (discard it). Statuses:
- * SG_EINVAL (no graph, no SoC, m is a mock OM already), SG_ENOTFOUND /
+ * rep receives what happened (clear it after, even on failure). Errors leave m partly rewritten
+ * (discard it). Statuses: SG_EINVAL (no graph, no SoC, m is a mock OM already), SG_ENOTFOUND /
  * SG_ESHAPE (an input shape names no input of m or has another rank),
  * SG_ENOMEM, and the verifier's when a rewrite broke the graph (a bug).
  */
