@@ -108,9 +108,11 @@ void sg_mock_report_clear(sg_mock_report *r);
 
 /*
  * Compile model m in place into a mock OM. `rep` and `diag` may be NULL;
- * rep receives what happened (clear it after, even on failure). Errors leave m partly rewritten
- * (discard it). Statuses: SG_EINVAL (no graph, no SoC, m is a mock OM already), SG_ENOTFOUND /
- * SG_ESHAPE (an input shape names no input of m or has another rank),
+ * rep receives what happened (clear it after, even on failure). Errors
+ * leave m partly rewritten (discard it). Statuses: SG_EINVAL (no graph, no
+ * SoC, m is a mock OM already), SG_ENOTFOUND / SG_ESHAPE (an input shape
+ * names no input of m or has another rank), SG_EUNSUPPORTED (a
+ * customize_dtypes entry giving one side both float16 and float32),
  * SG_ENOMEM, and the verifier's when a rewrite broke the graph (a bug).
  */
 sg_status sg_mock_compile_model(sg_model *m, const struct sg_mock_inputs *in, sg_mock_report *rep,
