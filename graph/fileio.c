@@ -18,10 +18,8 @@ int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag)
 {
     size_t len = strlen(path) + 16;
     char *name = sg_malloc(len);
-    if (!name) {
-        sg_diag_set(diag, SG_ENOMEM, "out of memory");
-        return -1;
-    }
+    if (!name)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     /* "<path>.tmp.XXXXXX", unless the file name is so long (dumps may use
      * all 255 bytes) that the suffix would pass NAME_MAX: then a short
      * hidden name in the same folder. */
@@ -33,9 +31,10 @@ int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag)
         snprintf(name, len, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(name);
     if (fd < 0) {
-        sg_diag_set(diag, SG_EIO, "cannot create a file beside '%s': %s", path, strerror(errno));
+        sg_status st = sg_diag_set(diag, SG_EIO, "cannot create a file beside '%s': %s", path,
+                                   strerror(errno));
         sg_free(name);
-        return -1;
+        return st;
     }
     mode_t mask = umask(0);
     umask(mask);
@@ -67,7 +66,7 @@ sg_status sg_file_write_atomic(const char *path, const void *data, size_t len, s
     char *tmp = NULL;
     int fd = sg__open_temp(path, &tmp, diag);
     if (fd < 0)
-        return diag ? diag->status : SG_EIO;
+        return (sg_status)fd;
     sg_status st = sg__write_fd(fd, data, len);
     int err = errno;
     if (close(fd) != 0 && !st) {

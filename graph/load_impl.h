@@ -21,7 +21,8 @@ char *sg__dirname(const char *path);
 const char *sg__dims_str(const int64_t *dims, uint32_t rank);
 
 /* A temporary file beside `path` (same folder, so rename is atomic);
- * *tmp receives its name (sg_malloc'd). Returns the fd or -1 (diag set). */
+ * *tmp receives its name (sg_malloc'd). Returns the fd, or on failure the
+ * negative status (SG_ENOMEM, SG_EIO; diag set, which may be NULL). */
 int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag);
 
 /* write(2) all of data, retrying on EINTR; SG_EIO with errno set on failure. */

@@ -341,7 +341,7 @@ sg_status sg_npy_write(const char *path, const struct sg_array *a, struct sg_dia
     char *tmp = NULL;
     int fd = sg__open_temp(path, &tmp, diag);
     if (fd < 0)
-        return diag ? diag->status : SG_EIO;
+        return (sg_status)fd;
     sg_status st = sg__write_fd(fd, hdr, hl);
     if (!st && a->nbytes)
         st = sg__write_fd(fd, a->data, a->nbytes);

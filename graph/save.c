@@ -181,7 +181,7 @@ static sg_status write_data_file(struct sg__saver *S, const struct layout *L, ch
     char *tmp = NULL;
     int fd = sg__open_temp(L->data_path, &tmp, S->diag);
     if (fd < 0)
-        return S->diag ? S->diag->status : SG_EIO;
+        return (sg_status)fd;
     struct sg__sink sink = {.fd = fd, .cap = WRITE_BUFFER};
     sink.buf = sg_malloc(sink.cap);
     static const uint8_t zeros[EXT_ALIGN];
@@ -241,7 +241,7 @@ static sg_status write_model_file(Onnx__ModelProto *p, const struct sg__emit_pla
     char *tmp = NULL;
     int fd = sg__open_temp(path, &tmp, diag);
     if (fd < 0)
-        return diag ? diag->status : SG_EIO;
+        return (sg_status)fd;
     struct sg__sink sink = {.fd = fd, .cap = WRITE_BUFFER};
     sink.buf = sg_malloc(sink.cap);
     sg_status st = SG_OK;
