@@ -238,38 +238,36 @@ sg_status sg_mock_map_print(sg_model *om, FILE *out, struct sg_diag *diag)
 }
 
 /* A temporary file beside `path`; *tmp receives its sg_malloc'd name. */
-static FILE *open_temp(const char *path, char **tmp, struct sg_diag *diag)
+static sg_status open_temp(const char *path, FILE **f, char **tmp, struct sg_diag *diag)
 {
     size_t len = strlen(path) + 16;
-    *tmp = sg_malloc(len);
-    if (!*tmp) {
-        sg_diag_set(diag, SG_ENOMEM, "out of memory");
-        return NULL;
-    }
+    *f = NULL;
+    if (!(*tmp = sg_malloc(len)))
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     snprintf(*tmp, len, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(*tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        sg_diag_set(diag, SG_EIO, "%s: cannot create a temporary file beside it: %s", path,
-                    strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(*tmp);
-        }
-        sg_free(*tmp);
-        *tmp = NULL;
+    if (fd >= 0 && (*f = fdopen(fd, "w")))
+        return SG_OK;
+    sg_status st = sg_diag_set(diag, SG_EIO, "%s: cannot create a temporary file beside it: %s",
+                               path, strerror(errno));
+    if (fd >= 0) {
+        close(fd);
+        unlink(*tmp);
     }
-    return f;
+    sg_free(*tmp);
+    *tmp = NULL;
+    return st;
 }
 
 /* Write the map of om to a new temporary file beside `path` (kept there on
  * success: the caller renames it). */
 static sg_status map_to_temp(sg_model *om, const char *path, char **tmp, struct sg_diag *diag)
 {
-    FILE *f = open_temp(path, tmp, diag);
-    if (!f)
-        return diag && diag->status ? diag->status : SG_EIO;
-    sg_status st = sg_mock_map_print(om, f, diag);
+    FILE *f;
+    sg_status st = open_temp(path, &f, tmp, diag);
+    if (st)
+        return st;
+    st = sg_mock_map_print(om, f, diag);
     if (fclose(f) != 0 && !st)
         st = sg_diag_set(diag, SG_EIO, "%s: %s", *tmp, strerror(errno));
     if (st) {

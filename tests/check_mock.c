@@ -1013,6 +1013,38 @@ START_TEST(test_alloc_failures)
 }
 END_TEST
 
+/* Saving under allocation failures: the pair or nothing. */
+START_TEST(test_save_alloc_failures)
+{
+    char *dir = test_tmpdir("mock_save_alloc");
+    char prefix[600];
+    snprintf(prefix, sizeof prefix, "%s/enc", dir);
+    sg_model *m = load("exp_overflow");
+    struct sg_mock_inputs in = {.soc = "Ascend910B1"};
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_mock_compile_model(m, &in, NULL, &d), &d);
+    int64_t live = sg_alloc_live();
+    for (uint64_t n = 1;; n++) {
+        sg_alloc_fail_at(n);
+        sg_diag_clear(&d);
+        sg_status st = sg_mock_save(m, prefix, n % 2 ? &d : NULL); /* with and without diag */
+        uint64_t made = sg_alloc_fail_at(0);
+        ck_assert_int_eq(sg_alloc_live(), live);
+        if (st == SG_OK) {
+            ck_assert_uint_lt(made, n);
+            break;
+        }
+        ck_assert_msg(st == SG_ENOMEM, "allocation %llu: %s", (unsigned long long)n, d.msg);
+        ck_assert_uint_eq(count_files(dir), 0);
+        ck_assert_uint_lt(n, 100000);
+    }
+    ck_assert(exists(dir, "enc.om") && exists(dir, "enc.json"));
+    ck_assert_uint_eq(count_files(dir), 2);
+    sg_model_free(m);
+    sg_free(dir);
+}
+END_TEST
+
 Suite *suite_mock(void)
 {
     Suite *s = suite_create("mock");
@@ -1028,6 +1060,7 @@ Suite *suite_mock(void)
     tcase_add_test(tc, test_save_load_dump);
     tcase_add_test(tc, test_bad_input);
     tcase_add_loop_test(tc, test_alloc_failures, 0, 5);
+    tcase_add_test(tc, test_save_alloc_failures);
     suite_add_tcase(s, tc);
     return s;
 }
