@@ -12,6 +12,7 @@
 
 Suite *suite_graph(void);
 Suite *suite_io(void);
+Suite *suite_kernels_seq(void);
 Suite *suite_tensorfile(void);
 
 /* Assert a status is SG_OK, printing the diagnostic when it is not. */

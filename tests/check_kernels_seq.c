@@ -1,0 +1,472 @@
+/*
+ * check_kernels_seq.c - kernels of runtime/kernels/ {rnn, resize, quantize,
+ * ...} on cases the ONNX backend node tests miss: each runs a one-node
+ * model on the runtime and compares with a naive reference written here
+ * (plain loops in double, structured unlike the kernels), or checks the
+ * error a bad input gives.
+ */
+#include "testutil.h"
+#include "sg_alloc.h"
+#include "sg_kernel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- harness */
+
+/* A model of one node `op` at `opset` with inputs i0.. and outputs o0..;
+ * inputs whose bit is set in `omit` are left out (""). */
+struct one {
+    sg_model *m;
+    sg_node *n;
+    uint32_t n_in, n_out;
+};
+
+static struct one one_node(const char *op, int64_t opset, uint32_t n_in, uint32_t omit,
+                           uint32_t n_out)
+{
+    struct one t = {sg_model_create(), NULL, n_in, n_out};
+    struct sg_diag d = {0};
+    ck_assert_ptr_nonnull(t.m);
+    ck_assert_ok(sg_model_set_opset(t.m, "", opset), &d);
+    sg_graph *g = t.m->graph;
+    t.n = sg_node_create(g, op, NULL, "nd", &d);
+    ck_assert_ptr_nonnull(t.n);
+    for (uint32_t i = 0; i < n_in; i++) {
+        if (omit & (1u << i)) {
+            ck_assert_ok(sg_node_set_input(t.n, i, NULL), &d);
+            continue;
+        }
+        char name[16];
+        sg_value *v;
+        snprintf(name, sizeof name, "i%u", i);
+        ck_assert_ok(sg_graph_add_value(g, name, NULL, &v, &d), &d);
+        ck_assert_ok(sg_graph_add_input(g, v), &d);
+        ck_assert_ok(sg_node_set_input(t.n, i, v), &d);
+    }
+    for (uint32_t i = 0; i < n_out; i++) {
+        char name[16];
+        sg_value *v;
+        snprintf(name, sizeof name, "o%u", i);
+        ck_assert_ok(sg_graph_add_value(g, name, NULL, &v, &d), &d);
+        ck_assert_ok(sg_node_set_output(t.n, i, v), &d);
+        ck_assert_ok(sg_graph_add_output(g, v), &d);
+    }
+    return t;
+}
+
+/* A STRINGS attribute (the IR has no setter for lists of strings): made as
+ * a STRING attribute and retyped, pointing at the caller's static array. */
+static void set_attr_strings(struct one *t, const char *name, sg_bytes *v, size_t n)
+{
+    ck_assert_int_eq(sg_node_set_attr_string(t->n, name, ""), SG_OK);
+    sg_attr *a = sg_node_attr(t->n, name);
+    a->type = SG_ATTR_STRINGS;
+    a->has_s = false;
+    a->strings = v;
+    a->n_strings = n;
+}
+
+/* Run t with ins[0..n_in) (NULL where omitted); outs[] receive a reference
+ * each. Returns the status, with the message in d. */
+static sg_status run_one(struct one *t, sg_rt_value *const *ins, sg_rt_value **outs,
+                         struct sg_diag *d)
+{
+    sg_rt *rt = NULL;
+    sg_status st = sg_rt_create(t->m, NULL, &rt, d);
+    for (uint32_t i = 0; !st && i < t->n_in; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "i%u", i);
+        if (ins[i])
+            st = sg_rt_set_input(rt, name, ins[i], d);
+    }
+    if (!st)
+        st = sg_rt_run(rt, d);
+    for (uint32_t i = 0; !st && i < t->n_out; i++)
+        outs[i] = sg_rt_value_ref(sg_rt_output(rt, i));
+    sg_rt_free(rt);
+    return st;
+}
+
+static void one_free(struct one *t)
+{
+    sg_model_free(t->m);
+}
+
+static sg_rt_value *tensor(int32_t dtype, const int64_t *dims, uint32_t rank)
+{
+    sg_rt_value *v;
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_rt_tensor_create(dtype, dims, rank, &v, &d), &d);
+    return v;
+}
+
+/* Deterministic values in [lo, hi). */
+static uint64_t rng_state = 1;
+static double rnd(double lo, double hi)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + (hi - lo) * (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static sg_rt_value *rand_tensor(int32_t dtype, const int64_t *dims, uint32_t rank, double lo,
+                                double hi)
+{
+    sg_rt_value *v = tensor(dtype, dims, rank);
+    for (int64_t i = 0; i < v->numel; i++)
+        sg_rt_set_f64(v, i, rnd(lo, hi));
+    return v;
+}
+
+/* Compare a tensor with want[] (row-major over `dims`), printing both
+ * values of the first mismatch. */
+static void ck_close(const sg_rt_value *got, const double *want, const int64_t *dims, uint32_t rank,
+                     double atol, double rtol, const char *what)
+{
+    ck_assert_msg(got && got->kind == SG_RT_TENSOR, "%s: no tensor", what);
+    ck_assert_msg(got->rank == rank, "%s: rank %u, want %u", what, got->rank, rank);
+    for (uint32_t i = 0; i < rank; i++)
+        ck_assert_msg(got->dims[i] == dims[i], "%s: dim %u is %lld, want %lld", what, i,
+                      (long long)got->dims[i], (long long)dims[i]);
+    for (int64_t i = 0; i < got->numel; i++) {
+        double g = sg_rt_get_f64(got, i);
+        ck_assert_msg(fabs(g - want[i]) <= atol + rtol * fabs(want[i]) ||
+                          (isnan(g) && isnan(want[i])),
+                      "%s[%lld]: got %.9g, want %.9g", what, (long long)i, g, want[i]);
+    }
+}
+
+static void unref_all(sg_rt_value **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sg_rt_value_unref(v[i]);
+}
+
+/* ------------------------------------------------------ RNN, GRU, LSTM */
+
+struct rcase {
+    const char *op; /* RNN, GRU, LSTM */
+    int64_t opset;
+    int32_t dtype;
+    int64_t S, B, I, H;
+    const char *direction;
+    int layout;
+    bool bias, h0, c0, peep, lens;
+    int lbr, input_forget;
+    float clip; /* 0: none */
+    const char *acts[6];
+    float alpha[6], beta[6];
+    int n_acts, n_alpha, n_beta;
+};
+
+static double ref_act(const char *name, double x, double al, double be)
+{
+    if (strcmp(name, "Tanh") == 0)
+        return tanh(x);
+    if (strcmp(name, "Sigmoid") == 0)
+        return 1 / (1 + exp(-x));
+    if (strcmp(name, "Relu") == 0)
+        return x > 0 ? x : 0;
+    if (strcmp(name, "LeakyRelu") == 0)
+        return x >= 0 ? x : al * x;
+    if (strcmp(name, "HardSigmoid") == 0)
+        return fmin(1, fmax(0, al * x + be));
+    if (strcmp(name, "ScaledTanh") == 0)
+        return al * tanh(be * x);
+    if (strcmp(name, "Affine") == 0)
+        return al * x + be;
+    if (strcmp(name, "Elu") == 0)
+        return x >= 0 ? x : al * (exp(x) - 1);
+    if (strcmp(name, "Softsign") == 0)
+        return x / (1 + fabs(x));
+    if (strcmp(name, "Softplus") == 0)
+        return log(1 + exp(x));
+    if (strcmp(name, "ThresholdedRelu") == 0)
+        return x > al ? x : 0;
+    ck_abort_msg("unknown activation %s", name);
+    return 0;
+}
+
+struct ract {
+    const char *name;
+    double al, be;
+};
+
+/* The naive recurrence: one batch entry, one step, one gate element at a
+ * time, straight from the ONNX equations. */
+static void ref_rnn(const struct rcase *c, sg_rt_value *const *in, double *Y, double *Yh,
+                    double *Yc)
+{
+    int nd = strcmp(c->direction, "bidirectional") == 0 ? 2 : 1;
+    int G = c->op[0] == 'L' ? 4 : c->op[0] == 'G' ? 3 : 1;
+    int nact = c->op[0] == 'L' ? 3 : c->op[0] == 'G' ? 2 : 1;
+    int64_t S = c->S, B = c->B, I = c->I, H = c->H;
+    struct ract acts[2][3];
+    static const char *dflt[3][3] = {{"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
+    /* alpha/beta consumed in list order by the functions that take them */
+    int ia = 0, ib = 0;
+    for (int d = 0; d < nd; d++)
+        for (int q = 0; q < nact; q++) {
+            int idx = d * nact + q;
+            const char *nm = c->n_acts ? c->acts[c->n_acts == nact ? q : idx] : dflt[nact - 1][q];
+            acts[d][q].name = nm;
+            double al = strcmp(nm, "LeakyRelu") == 0     ? 0.01
+                        : strcmp(nm, "HardSigmoid") == 0 ? 0.2
+                        : strcmp(nm, "Affine") == 0 || strcmp(nm, "ScaledTanh") == 0 ||
+                                strcmp(nm, "Elu") == 0 || strcmp(nm, "ThresholdedRelu") == 0
+                            ? 1.0
+                            : 0.0;
+            double be = strcmp(nm, "HardSigmoid") == 0  ? 0.5
+                        : strcmp(nm, "ScaledTanh") == 0 ? 1.0
+                                                        : 0.0;
+            bool ta = al != 0.0, tb = strcmp(nm, "HardSigmoid") == 0 ||
+                                      strcmp(nm, "ScaledTanh") == 0 || strcmp(nm, "Affine") == 0;
+            bool fresh = c->n_acts != nact || d == 0;
+            if (ta && fresh && ia < c->n_alpha)
+                al = c->alpha[ia++];
+            if (tb && fresh && ib < c->n_beta)
+                be = c->beta[ib++];
+            if (!fresh) {
+                al = acts[0][q].al;
+                be = acts[0][q].be;
+            }
+            acts[d][q].al = al;
+            acts[d][q].be = be;
+        }
+    const sg_rt_value *X = in[0], *W = in[1], *R = in[2], *Bs = in[3], *L = in[4], *h0 = in[5];
+    const sg_rt_value *c0 = G == 4 ? in[6] : NULL, *P = G == 4 ? in[7] : NULL;
+    double h[64], cc[64], pre[4][64], hr[4][64], nh[64];
+#define CLIP(v) (c->clip > 0 ? fmax(-c->clip, fmin(c->clip, (v))) : (v))
+#define F(q, v) ref_act(acts[d][q].name, CLIP(v), acts[d][q].al, acts[d][q].be)
+    for (int64_t i = 0; i < S * nd * B * H; i++)
+        Y[i] = 0;
+    for (int d = 0; d < nd; d++)
+        for (int64_t b = 0; b < B; b++) {
+            int64_t soff = c->layout ? (b * nd + d) * H : (d * B + b) * H;
+            for (int64_t j = 0; j < H; j++) {
+                h[j] = h0 ? sg_rt_get_f64(h0, soff + j) : 0;
+                cc[j] = c0 ? sg_rt_get_f64(c0, soff + j) : 0;
+            }
+            int64_t len = L ? sg_rt_get_i64(L, b) : S;
+            bool rev = nd == 2 ? d == 1 : strcmp(c->direction, "reverse") == 0;
+            for (int64_t s = 0; s < len; s++) {
+                int64_t t = rev ? len - 1 - s : s;
+                int64_t xoff = c->layout ? (b * S + t) * I : (t * B + b) * I;
+                for (int q = 0; q < G; q++)
+                    for (int64_t j = 0; j < H; j++) {
+                        int64_t row = d * G * H + q * H + j;
+                        double a = Bs ? sg_rt_get_f64(Bs, d * 2 * G * H + q * H + j) : 0;
+                        double rb = Bs ? sg_rt_get_f64(Bs, d * 2 * G * H + G * H + q * H + j) : 0;
+                        for (int64_t i = 0; i < I; i++)
+                            a += sg_rt_get_f64(W, row * I + i) * sg_rt_get_f64(X, xoff + i);
+                        double e = rb;
+                        for (int64_t i = 0; i < H; i++)
+                            e += sg_rt_get_f64(R, row * H + i) * h[i];
+                        pre[q][j] = a;
+                        hr[q][j] = e;
+                    }
+                for (int64_t j = 0; j < H; j++) {
+                    if (G == 1) {
+                        nh[j] = F(0, pre[0][j] + hr[0][j]);
+                    } else if (G == 4) {
+                        double pi = P ? sg_rt_get_f64(P, d * 3 * H + j) : 0;
+                        double po = P ? sg_rt_get_f64(P, d * 3 * H + H + j) : 0;
+                        double pf = P ? sg_rt_get_f64(P, d * 3 * H + 2 * H + j) : 0;
+                        double ig = F(0, pre[0][j] + hr[0][j] + pi * cc[j]);
+                        double fg =
+                            c->input_forget ? 1 - ig : F(0, pre[2][j] + hr[2][j] + pf * cc[j]);
+                        double cg = F(1, pre[3][j] + hr[3][j]);
+                        cc[j] = fg * cc[j] + ig * cg;
+                        double og = F(0, pre[1][j] + hr[1][j] + po * cc[j]);
+                        nh[j] = og * ref_act(acts[d][2].name, cc[j], acts[d][2].al, acts[d][2].be);
+                    }
+                }
+                if (G == 3) {
+                    double z[64], r[64];
+                    for (int64_t j = 0; j < H; j++) {
+                        z[j] = F(0, pre[0][j] + hr[0][j]);
+                        r[j] = F(0, pre[1][j] + hr[1][j]);
+                    }
+                    for (int64_t j = 0; j < H; j++) {
+                        double hh;
+                        if (c->lbr) {
+                            hh = F(1, pre[2][j] + r[j] * hr[2][j]);
+                        } else {
+                            double e = Bs ? sg_rt_get_f64(Bs, d * 6 * H + 3 * H + 2 * H + j) : 0;
+                            for (int64_t i = 0; i < H; i++)
+                                e +=
+                                    sg_rt_get_f64(R, (d * 3 * H + 2 * H + j) * H + i) * r[i] * h[i];
+                            hh = F(1, pre[2][j] + e);
+                        }
+                        nh[j] = (1 - z[j]) * hh + z[j] * h[j];
+                    }
+                }
+                for (int64_t j = 0; j < H; j++) {
+                    h[j] = nh[j];
+                    int64_t yoff =
+                        c->layout ? ((b * S + t) * nd + d) * H : ((t * nd + d) * B + b) * H;
+                    Y[yoff + j] = h[j];
+                }
+            }
+            for (int64_t j = 0; j < H; j++) {
+                Yh[soff + j] = len ? h[j] : 0; /* like ONNX Runtime */
+                Yc[soff + j] = len ? cc[j] : 0;
+            }
+        }
+#undef F
+#undef CLIP
+}
+
+/* Build the node of case c, run it and the reference, compare all outputs. */
+static void check_rcase(const struct rcase *c)
+{
+    int nd = strcmp(c->direction, "bidirectional") == 0 ? 2 : 1;
+    int G = c->op[0] == 'L' ? 4 : c->op[0] == 'G' ? 3 : 1;
+    bool lstm = G == 4;
+    uint32_t n_in = lstm ? 8 : 6, n_out = lstm ? 3 : 2, omit = 0;
+    int64_t S = c->S, B = c->B, H = c->H;
+    sg_rt_value *in[8] = {0};
+    int64_t xd[3] = {S, B, c->I}, wd[3] = {nd, G * H, c->I}, rd[3] = {nd, G * H, H};
+    int64_t bd[2] = {nd, 2 * G * H}, sd[3] = {nd, B, H}, pd[2] = {nd, 3 * H}, ld[1] = {B};
+    if (c->layout) {
+        xd[0] = B;
+        xd[1] = S;
+        sd[0] = B;
+        sd[1] = nd;
+    }
+    in[0] = rand_tensor(c->dtype, xd, 3, -1, 1);
+    in[1] = rand_tensor(c->dtype, wd, 3, -0.6, 0.6);
+    in[2] = rand_tensor(c->dtype, rd, 3, -0.6, 0.6);
+    if (c->bias)
+        in[3] = rand_tensor(c->dtype, bd, 2, -0.5, 0.5);
+    if (c->lens) {
+        in[4] = tensor(SG_DTYPE_INT32, ld, 1);
+        for (int64_t b = 0; b < B; b++)
+            ((int32_t *)in[4]->data)[b] = (int32_t)(S - 2 * b > 0 ? S - 2 * b : 0);
+    }
+    if (c->h0)
+        in[5] = rand_tensor(c->dtype, sd, 3, -1, 1);
+    if (lstm && c->c0)
+        in[6] = rand_tensor(c->dtype, sd, 3, -1, 1);
+    if (lstm && c->peep)
+        in[7] = rand_tensor(c->dtype, pd, 2, -0.5, 0.5);
+    for (uint32_t i = 0; i < n_in; i++)
+        if (!in[i])
+            omit |= 1u << i;
+    struct one t = one_node(c->op, c->opset, n_in, omit, n_out);
+    ck_assert_int_eq(sg_node_set_attr_int(t.n, "hidden_size", H), SG_OK);
+    ck_assert_int_eq(sg_node_set_attr_string(t.n, "direction", c->direction), SG_OK);
+    if (c->opset >= 14)
+        ck_assert_int_eq(sg_node_set_attr_int(t.n, "layout", c->layout), SG_OK);
+    if (c->lbr)
+        ck_assert_int_eq(sg_node_set_attr_int(t.n, "linear_before_reset", 1), SG_OK);
+    if (c->input_forget)
+        ck_assert_int_eq(sg_node_set_attr_int(t.n, "input_forget", 1), SG_OK);
+    if (c->clip > 0)
+        ck_assert_int_eq(sg_node_set_attr_float(t.n, "clip", c->clip), SG_OK);
+    static sg_bytes names[6];
+    for (int i = 0; i < c->n_acts; i++)
+        names[i] = (sg_bytes){(const uint8_t *)c->acts[i], strlen(c->acts[i])};
+    if (c->n_acts)
+        set_attr_strings(&t, "activations", names, (size_t)c->n_acts);
+    if (c->n_alpha)
+        sg_node_set_attr_floats(t.n, "activation_alpha", c->alpha, (size_t)c->n_alpha);
+    if (c->n_beta)
+        sg_node_set_attr_floats(t.n, "activation_beta", c->beta, (size_t)c->n_beta);
+
+    sg_rt_value *out[3] = {0};
+    struct sg_diag d = {0};
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    int64_t yd[4] = {S, nd, B, H};
+    if (c->layout) {
+        yd[0] = B;
+        yd[1] = S;
+        yd[2] = nd;
+    }
+    double *Y = calloc((size_t)(S * nd * B * H), sizeof *Y);
+    double *Yh = calloc((size_t)(nd * B * H), sizeof *Yh);
+    double *Yc = calloc((size_t)(nd * B * H), sizeof *Yc);
+    ref_rnn(c, in, Y, Yh, Yc);
+    double tol = c->dtype == SG_DTYPE_DOUBLE ? 1e-12 : c->dtype == SG_DTYPE_FLOAT ? 2e-6 : 4e-3;
+    ck_close(out[0], Y, yd, 4, tol, tol, "Y");
+    ck_close(out[1], Yh, sd, 3, tol, tol, "Y_h");
+    if (lstm)
+        ck_close(out[2], Yc, sd, 3, tol, tol, "Y_c");
+    free(Y);
+    free(Yh);
+    free(Yc);
+    unref_all(out, 3);
+    unref_all(in, 8);
+    one_free(&t);
+}
+
+#define RC(op_, opset_, dt_, S_, B_, I_, H_, dir_, layout_)                                        \
+    .op = op_, .opset = opset_, .dtype = SG_DTYPE_##dt_, .S = S_, .B = B_, .I = I_, .H = H_,       \
+    .direction = dir_, .layout = layout_
+
+static const struct rcase rcases[] = {
+    /* LSTM, batch-major, both directions, every optional input */
+    {RC("LSTM", 14, FLOAT, 5, 3, 4, 3, "bidirectional", 1), .bias = true, .h0 = true, .c0 = true,
+     .peep = true, .lens = true},
+    {RC("LSTM", 14, FLOAT, 4, 2, 3, 5, "reverse", 0), .bias = true, .h0 = true, .c0 = true,
+     .peep = true, .lens = true},
+    {RC("LSTM", 14, FLOAT, 4, 3, 2, 4, "forward", 1), .bias = true, .lens = true, .input_forget = 1,
+     .clip = 0.3f},
+    {RC("LSTM", 7, DOUBLE, 6, 2, 3, 4, "bidirectional", 0), .bias = true, .h0 = true, .c0 = true,
+     .peep = true},
+    {RC("LSTM", 14, FLOAT, 3, 2, 3, 2, "bidirectional", 0), .bias = true, .h0 = true, .peep = true,
+     .acts = {"HardSigmoid", "Elu", "ScaledTanh", "Sigmoid", "Softsign", "Affine"}, .n_acts = 6,
+     .alpha = {0.3f, 0.9f, 1.5f, 0.7f}, .n_alpha = 4, .beta = {0.4f, 0.8f, 0.1f}, .n_beta = 3},
+    /* GRU, both linear_before_reset forms */
+    {RC("GRU", 14, FLOAT, 5, 3, 4, 3, "bidirectional", 1), .bias = true, .h0 = true, .lens = true},
+    {RC("GRU", 14, FLOAT, 5, 3, 4, 3, "bidirectional", 1), .bias = true, .h0 = true, .lens = true,
+     .lbr = 1},
+    {RC("GRU", 7, DOUBLE, 4, 2, 3, 4, "reverse", 0), .bias = true, .lens = true, .lbr = 1},
+    {RC("GRU", 3, FLOAT, 4, 2, 3, 4, "forward", 0), .h0 = true, .clip = 0.5f},
+    /* RNN: activations per direction, one list for both, float16 */
+    {RC("RNN", 14, FLOAT, 4, 3, 2, 3, "bidirectional", 1), .bias = true, .h0 = true, .lens = true,
+     .acts = {"LeakyRelu", "Tanh"}, .n_acts = 2, .alpha = {0.2f}, .n_alpha = 1},
+    {RC("RNN", 14, FLOAT, 4, 3, 2, 3, "bidirectional", 0), .bias = true, .acts = {"Relu"},
+     .n_acts = 1},
+    {RC("RNN", 14, FLOAT16, 3, 2, 2, 3, "reverse", 0), .bias = true, .h0 = true, .lens = true},
+};
+
+START_TEST(test_rnn_vs_reference)
+{
+    rng_state = 1 + (uint64_t)_i;
+    check_rcase(&rcases[_i]);
+}
+END_TEST
+
+/* A bad W shape names the node, W's shape, the expected one and X's. */
+START_TEST(test_rnn_bad_shape)
+{
+    struct one t = one_node("LSTM", 14, 3, 0, 1);
+    ck_assert_int_eq(sg_node_set_attr_int(t.n, "hidden_size", 3), SG_OK);
+    int64_t xd[3] = {2, 1, 4}, wd[3] = {1, 12, 5}, rd[3] = {1, 12, 3};
+    sg_rt_value *in[3] = {rand_tensor(SG_DTYPE_FLOAT, xd, 3, 0, 1),
+                          rand_tensor(SG_DTYPE_FLOAT, wd, 3, 0, 1),
+                          rand_tensor(SG_DTYPE_FLOAT, rd, 3, 0, 1)};
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_int_eq(run_one(&t, in, out, &d), SG_ESHAPE);
+    ck_assert_msg(strstr(d.msg, "'nd'") && strstr(d.msg, "LSTM") &&
+                      strstr(d.msg, "float32[1,12,5]") && strstr(d.msg, "[1,12,4]") &&
+                      strstr(d.msg, "float32[2,1,4]"),
+                  "message: %s", d.msg);
+    unref_all(in, 3);
+    one_free(&t);
+}
+END_TEST
+
+Suite *suite_kernels_seq(void)
+{
+    Suite *s = suite_create("kernels_seq");
+    TCase *tc = tcase_create("rnn");
+    tcase_add_loop_test(tc, test_rnn_vs_reference, 0, (int)(sizeof rcases / sizeof rcases[0]));
+    tcase_add_test(tc, test_rnn_bad_shape);
+    suite_add_tcase(s, tc);
+    return s;
+}
