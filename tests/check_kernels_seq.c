@@ -461,12 +461,496 @@ START_TEST(test_rnn_bad_shape)
 }
 END_TEST
 
+/* -------------------------------------------------------------- Resize */
+
+/* A port of the ONNX reference: per output element, 1-D interpolations
+ * nested over the axes, with each neighbourhood found by sorting indices by
+ * distance in an edge-padded copy of the row. */
+struct zref {
+    const char *mode, *ct, *nearest;
+    double a, extrap;
+    bool exclude, antialias;
+    const double *roi; /* starts then ends, per axis, or NULL */
+};
+
+static int zref_coeffs(const struct zref *z, double ratio, double scale, double *c)
+{
+    double A = z->a;
+    if (strcmp(z->mode, "nearest") == 0) {
+        bool integer = ratio == 1;
+        const char *m = z->nearest;
+        c[0] = integer                                ? 0
+               : strcmp(m, "round_prefer_floor") == 0 ? ratio <= 0.5
+               : strcmp(m, "round_prefer_ceil") == 0  ? ratio < 0.5
+               : strcmp(m, "floor") == 0              ? 1
+                                                      : 0;
+        c[1] = 1 - c[0];
+        return 2;
+    }
+    if (!z->antialias && strcmp(z->mode, "linear") == 0) {
+        c[0] = 1 - ratio;
+        c[1] = ratio;
+        return 2;
+    }
+    if (!z->antialias) {
+        c[0] = ((A * (ratio + 1) - 5 * A) * (ratio + 1) + 8 * A) * (ratio + 1) - 4 * A;
+        c[1] = ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1;
+        c[2] = ((A + 2) * (1 - ratio) - (A + 3)) * (1 - ratio) * (1 - ratio) + 1;
+        c[3] = ((A * ((1 - ratio) + 1) - 5 * A) * ((1 - ratio) + 1) + 8 * A) * ((1 - ratio) + 1) -
+               4 * A;
+        return 4;
+    }
+    scale = scale < 1 ? scale : 1;
+    bool lin = strcmp(z->mode, "linear") == 0;
+    int start = (int)floor((lin ? -1 : -2) / scale) + 1, n = 2 - 2 * start;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        double x = fabs(scale * (start + i - ratio));
+        c[i] = lin      ? fmax(0, fmin(1, 1 - x))
+               : x <= 1 ? (A + 2) * x * x * x - (A + 3) * x * x + 1
+               : x < 2  ? A * x * x * x - 5 * A * x * x + 8 * A * x - 4 * A
+                        : 0;
+        sum += c[i];
+    }
+    for (int i = 0; i < n; i++)
+        c[i] /= sum;
+    return n;
+}
+
+static double zref_1d(const struct zref *z, const double *data, int64_t len, double scale,
+                      int64_t out_int, int64_t x, const double *roi2)
+{
+    double outw = scale * (double)len, xo = 0, in = (double)len, xx = (double)x;
+    if (strcmp(z->ct, "half_pixel") == 0)
+        xo = (xx + 0.5) / scale - 0.5;
+    else if (strcmp(z->ct, "half_pixel_symmetric") == 0)
+        xo = in / 2 * (1 - (double)out_int / outw) + (xx + 0.5) / scale - 0.5;
+    else if (strcmp(z->ct, "pytorch_half_pixel") == 0)
+        xo = outw == 1 ? 0 : (xx + 0.5) / scale - 0.5;
+    else if (strcmp(z->ct, "align_corners") == 0)
+        xo = outw == 1 ? 0 : xx * (in - 1) / (outw - 1);
+    else if (strcmp(z->ct, "asymmetric") == 0)
+        xo = xx / scale;
+    else if (strcmp(z->ct, "tf_crop_and_resize") == 0) {
+        xo = outw == 1 ? (roi2[1] - roi2[0]) * (in - 1) / 2
+                       : xx * (roi2[1] - roi2[0]) * (in - 1) / (outw - 1);
+        xo += roi2[0] * (in - 1);
+        if (xo < 0 || xo > in - 1)
+            return z->extrap;
+    }
+    double ratio = xo == floor(xo) ? 1 : xo - floor(xo), c[64];
+    int n = zref_coeffs(z, ratio, scale, c);
+    /* the n indices of the padded row nearest to xo, ties to the smaller */
+    int64_t pad = (n + 1) / 2, plen = len + 2 * pad, picked[64];
+    bool used[256] = {false};
+    ck_assert_int_le(plen, 256);
+    for (int k = 0; k < n; k++) {
+        int64_t best = -1;
+        for (int64_t i = 0; i < plen; i++)
+            if (!used[i] && (best < 0 || fabs(xo + (double)pad - (double)i) <
+                                             fabs(xo + (double)pad - (double)best)))
+                best = i;
+        used[best] = true;
+    }
+    int m = 0;
+    for (int64_t i = 0; i < plen; i++)
+        if (used[i])
+            picked[m++] = i - pad;
+    if (z->exclude) {
+        double sum = 0;
+        for (int k = 0; k < n; k++) {
+            if (picked[k] < 0 || picked[k] >= len)
+                c[k] = 0;
+            sum += c[k];
+        }
+        for (int k = 0; k < n; k++)
+            c[k] /= sum;
+    }
+    double r = 0;
+    for (int k = 0; k < n; k++) {
+        int64_t i = picked[k] < 0 ? 0 : picked[k] >= len ? len - 1 : picked[k];
+        r += c[k] * data[i];
+    }
+    return r;
+}
+
+static double zref_nd(const struct zref *z, const double *data, const int64_t *dims, int n,
+                      const double *scales, const int64_t *out, const int64_t *x, const double *roi,
+                      int rank)
+{
+    double roi2[2] = {roi ? roi[0] : 0, roi ? roi[rank] : 1};
+    if (n == 1)
+        return zref_1d(z, data, dims[0], scales[0], out[0], x[0], roi2);
+    int64_t inner = 1;
+    for (int d = 1; d < n; d++)
+        inner *= dims[d];
+    double row[256];
+    ck_assert_int_le(dims[0], 256);
+    for (int64_t i = 0; i < dims[0]; i++)
+        row[i] = zref_nd(z, data + i * inner, dims + 1, n - 1, scales + 1, out + 1, x + 1,
+                         roi ? roi + 1 : NULL, rank);
+    return zref_1d(z, row, dims[0], scales[0], out[0], x[0], roi2);
+}
+
+struct zcase {
+    int64_t opset;
+    int32_t dtype;
+    uint32_t rank;
+    int64_t dims[5];
+    const char *mode, *ct, *nearest, *policy;
+    float cubic_a, extrap;
+    int exclude, antialias;
+    int n_axes, n_scales, n_sizes, n_roi;
+    int64_t axes[5];
+    float scales[5];
+    int64_t sizes[5];
+    float roi[10];
+    const double *expect; /* hand-computed output, or NULL */
+};
+
+static const double z_aa_linear[] = {2.875, 4.5, 9.375, 11.0};
+static const double z_aa_cubic[] = {2.5180721, 4.2858863, 9.589329, 11.357142};
+static const double z_not_larger[] = {1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1,
+                                      1, 2, 2, 2, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4,
+                                      4, 3, 3, 3, 3, 4, 4, 4, 3, 3, 3, 3, 4, 4, 4};
+static const double z_resize10_down[] = {1, 3, 5};
+
+static const struct zcase zcases[] = {
+    /* opset 18: antialias (values from the ONNX operator documentation) */
+    {18,
+     SG_DTYPE_FLOAT,
+     4,
+     {1, 1, 4, 4},
+     "linear",
+     .antialias = 1,
+     .n_scales = 4,
+     .scales = {1, 1, 0.6f, 0.6f},
+     .expect = z_aa_linear},
+    {18,
+     SG_DTYPE_FLOAT,
+     4,
+     {1, 1, 4, 4},
+     "cubic",
+     .antialias = 1,
+     .n_scales = 4,
+     .scales = {1, 1, 0.6f, 0.6f},
+     .expect = z_aa_cubic},
+    {18,
+     SG_DTYPE_FLOAT,
+     3,
+     {2, 9, 7},
+     "cubic",
+     "align_corners",
+     .antialias = 1,
+     .n_scales = 3,
+     .scales = {1, 0.3f, 0.45f}},
+    {18,
+     SG_DTYPE_DOUBLE,
+     2,
+     {12, 11},
+     "linear",
+     "asymmetric",
+     .antialias = 1,
+     .exclude = 1,
+     .n_sizes = 2,
+     .sizes = {3, 5}},
+    /* opset 18: axes and keep_aspect_ratio_policy */
+    {18,
+     SG_DTYPE_FLOAT,
+     4,
+     {1, 1, 2, 2},
+     "nearest",
+     .policy = "not_larger",
+     .n_axes = 2,
+     .axes = {2, 3},
+     .n_sizes = 2,
+     .sizes = {7, 8},
+     .expect = z_not_larger},
+    {18,
+     SG_DTYPE_FLOAT,
+     4,
+     {1, 1, 2, 2},
+     "nearest",
+     .policy = "not_smaller",
+     .n_axes = 2,
+     .axes = {-1, 2},
+     .n_sizes = 2,
+     .sizes = {7, 8}},
+    {18,
+     SG_DTYPE_FLOAT,
+     4,
+     {2, 3, 6, 5},
+     "linear",
+     "pytorch_half_pixel",
+     .policy = "not_larger",
+     .n_axes = 2,
+     .axes = {3, 2},
+     .n_sizes = 2,
+     .sizes = {2, 4}},
+    {18,
+     SG_DTYPE_FLOAT,
+     3,
+     {2, 5, 4},
+     "cubic",
+     .n_axes = 1,
+     .axes = {1},
+     .n_scales = 1,
+     .scales = {1.7f}},
+    {18,
+     SG_DTYPE_FLOAT,
+     3,
+     {2, 5, 4},
+     "linear",
+     "tf_crop_and_resize",
+     .extrap = -3,
+     .n_axes = 2,
+     .axes = {1, 2},
+     .n_sizes = 2,
+     .sizes = {4, 6},
+     .n_roi = 4,
+     .roi = {-0.2f, 0.1f, 0.8f, 1.3f}},
+    /* opset 19: half_pixel_symmetric */
+    {19,
+     SG_DTYPE_FLOAT,
+     2,
+     {5, 7},
+     "linear",
+     "half_pixel_symmetric",
+     .n_scales = 2,
+     .scales = {0.7f, 1.6f}},
+    {19,
+     SG_DTYPE_FLOAT,
+     2,
+     {5, 7},
+     "nearest",
+     "half_pixel_symmetric",
+     "round_prefer_ceil",
+     .n_scales = 2,
+     .scales = {2.3f, 0.55f}},
+    /* N-d linear and cubic, nearest modes, tf_crop_and_resize nearest */
+    {13,
+     SG_DTYPE_FLOAT,
+     5,
+     {1, 2, 3, 4, 3},
+     "linear",
+     .n_scales = 5,
+     .scales = {1, 1.5f, 2, 0.5f, 1.4f}},
+    {13,
+     SG_DTYPE_FLOAT,
+     3,
+     {3, 4, 5},
+     "cubic",
+     "asymmetric",
+     .cubic_a = -0.5f,
+     .exclude = 1,
+     .n_sizes = 3,
+     .sizes = {5, 3, 9}},
+    {13,
+     SG_DTYPE_FLOAT,
+     2,
+     {4, 5},
+     "nearest",
+     "tf_crop_and_resize",
+     "ceil",
+     .extrap = 7,
+     .n_sizes = 2,
+     .sizes = {5, 6},
+     .n_roi = 4,
+     .roi = {0.1f, -0.3f, 0.9f, 1.2f}},
+    {13,
+     SG_DTYPE_FLOAT,
+     2,
+     {4, 5},
+     "nearest",
+     "pytorch_half_pixel",
+     "floor",
+     .n_scales = 2,
+     .scales = {0.5f, 2.5f}},
+    {11,
+     SG_DTYPE_FLOAT,
+     2,
+     {3, 3},
+     "nearest",
+     "align_corners",
+     "round_prefer_ceil",
+     .n_sizes = 2,
+     .sizes = {7, 2}},
+    /* integers: weighted sums truncated like the reference */
+    {13,
+     SG_DTYPE_UINT8,
+     3,
+     {2, 4, 4},
+     "linear",
+     "align_corners",
+     .n_scales = 3,
+     .scales = {1, 1.75f, 0.8f}},
+    {13, SG_DTYPE_INT32, 2, {4, 4}, "cubic", .n_scales = 2, .scales = {1.5f, 0.75f}},
+    /* Resize-10: asymmetric, nearest downsampling takes the ceiling */
+    {10,
+     SG_DTYPE_FLOAT,
+     1,
+     {5},
+     "nearest",
+     .n_scales = 1,
+     .scales = {0.6f},
+     .expect = z_resize10_down},
+};
+
+START_TEST(test_resize_vs_reference)
+{
+    const struct zcase *c = &zcases[_i];
+    rng_state = 100 + (uint64_t)_i;
+    bool ints = c->dtype == SG_DTYPE_UINT8 || c->dtype == SG_DTYPE_INT32;
+    sg_rt_value *in[4] = {0};
+    in[0] = tensor(c->dtype, c->dims, c->rank);
+    for (int64_t i = 0; i < in[0]->numel; i++)
+        sg_rt_set_f64(in[0], i,
+                      ints        ? floor(rnd(0, 200))
+                      : c->expect ? (double)(i + 1)
+                                  : rnd(-2, 2));
+    int64_t n1 = c->n_roi, n2 = c->n_scales, n3 = c->n_sizes;
+    if (c->n_roi) {
+        in[1] = tensor(SG_DTYPE_FLOAT, &n1, 1);
+        memcpy(in[1]->data, c->roi, (size_t)n1 * sizeof(float));
+    }
+    if (c->n_scales) {
+        in[2] = tensor(SG_DTYPE_FLOAT, &n2, 1);
+        memcpy(in[2]->data, c->scales, (size_t)n2 * sizeof(float));
+    }
+    if (c->n_sizes) {
+        in[3] = tensor(SG_DTYPE_INT64, &n3, 1);
+        memcpy(in[3]->data, c->sizes, (size_t)n3 * sizeof(int64_t));
+    }
+    struct one t;
+    if (c->opset == 10) {
+        t = one_node("Resize", 10, 2, 0, 1);
+        in[1] = in[2];
+        in[2] = NULL;
+    } else {
+        /* opset 11 needs roi and scales present (maybe empty) */
+        int64_t zero = 0;
+        if (c->opset == 11 && !in[1])
+            in[1] = tensor(SG_DTYPE_FLOAT, &zero, 1);
+        if (c->opset == 11 && !in[2])
+            in[2] = tensor(SG_DTYPE_FLOAT, &zero, 1);
+        uint32_t omit = (in[1] ? 0 : 2u) | (in[2] ? 0 : 4u) | (in[3] ? 0 : 8u);
+        t = one_node("Resize", c->opset, in[3] ? 4 : 3, omit, 1);
+    }
+    ck_assert_int_eq(sg_node_set_attr_string(t.n, "mode", c->mode), SG_OK);
+    if (c->ct)
+        ck_assert_int_eq(sg_node_set_attr_string(t.n, "coordinate_transformation_mode", c->ct),
+                         SG_OK);
+    if (c->nearest)
+        ck_assert_int_eq(sg_node_set_attr_string(t.n, "nearest_mode", c->nearest), SG_OK);
+    if (c->policy)
+        ck_assert_int_eq(sg_node_set_attr_string(t.n, "keep_aspect_ratio_policy", c->policy),
+                         SG_OK);
+    if (c->cubic_a)
+        ck_assert_int_eq(sg_node_set_attr_float(t.n, "cubic_coeff_a", c->cubic_a), SG_OK);
+    if (c->extrap)
+        ck_assert_int_eq(sg_node_set_attr_float(t.n, "extrapolation_value", c->extrap), SG_OK);
+    if (c->exclude)
+        ck_assert_int_eq(sg_node_set_attr_int(t.n, "exclude_outside", 1), SG_OK);
+    if (c->antialias)
+        ck_assert_int_eq(sg_node_set_attr_int(t.n, "antialias", 1), SG_OK);
+    if (c->n_axes)
+        ck_assert_int_eq(sg_node_set_attr_ints(t.n, "axes", c->axes, (size_t)c->n_axes), SG_OK);
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+
+    /* the reference: full-rank scales, sizes and roi */
+    int rank = (int)c->rank;
+    double scales[5], roi[10];
+    int64_t od[5];
+    bool listed[5] = {false};
+    int naxes = c->n_axes ? c->n_axes : rank;
+    for (int d = 0; d < rank; d++) {
+        scales[d] = 1;
+        od[d] = c->dims[d];
+        roi[d] = 0;
+        roi[rank + d] = 1;
+    }
+    for (int a = 0; a < naxes; a++) {
+        int d = c->n_axes ? (int)(c->axes[a] < 0 ? c->axes[a] + rank : c->axes[a]) : a;
+        listed[d] = true;
+        if (c->n_sizes) {
+            od[d] = c->sizes[a];
+            scales[d] = (double)c->sizes[a] / (double)c->dims[d];
+        } else {
+            scales[d] = c->scales[a];
+            od[d] = (int64_t)floor(scales[d] * (double)c->dims[d]);
+        }
+        if (c->n_roi) {
+            roi[d] = c->roi[a];
+            roi[rank + d] = c->roi[naxes + a];
+        }
+    }
+    if (c->policy && strcmp(c->policy, "stretch")) {
+        double s = strcmp(c->policy, "not_larger") == 0 ? 1e300 : 0;
+        for (int d = 0; d < rank; d++)
+            if (listed[d])
+                s = strcmp(c->policy, "not_larger") == 0 ? fmin(s, scales[d]) : fmax(s, scales[d]);
+        for (int d = 0; d < rank; d++)
+            if (listed[d]) {
+                scales[d] = s;
+                od[d] = (int64_t)(s * (double)c->dims[d] + 0.5);
+            }
+    }
+    struct zref z = {c->mode,
+                     c->ct            ? c->ct
+                     : c->opset == 10 ? "asymmetric"
+                                      : "half_pixel",
+                     c->nearest ? c->nearest : "round_prefer_floor",
+                     c->cubic_a ? c->cubic_a : -0.75,
+                     c->extrap,
+                     c->exclude != 0,
+                     c->antialias != 0,
+                     roi};
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++)
+        n *= od[d];
+    double *data = malloc((size_t)in[0]->numel * sizeof *data),
+           *want = malloc((size_t)n * sizeof *want);
+    for (int64_t i = 0; i < in[0]->numel; i++)
+        data[i] = sg_rt_get_f64(in[0], i);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t x[5], r = i;
+        for (int d = rank; d-- > 0;) {
+            x[d] = r % od[d];
+            r /= od[d];
+        }
+        if (c->opset == 10) {
+            /* nearest per ONNX Runtime's Resize-10: ceil when downsampling */
+            double xo = (double)x[0] / scales[0];
+            int64_t k = (int64_t)(scales[0] < 1 ? ceil(xo) : floor(xo));
+            want[i] = data[k < c->dims[0] ? k : c->dims[0] - 1];
+            continue;
+        }
+        want[i] = zref_nd(&z, data, c->dims, rank, scales, od, x, c->n_roi ? roi : NULL, rank);
+        if (ints)
+            want[i] = trunc(want[i]);
+    }
+    ck_close(out[0], want, od, c->rank, ints ? 0 : 1e-5, ints ? 0 : 1e-5, "Y");
+    if (c->expect)
+        ck_close(out[0], c->expect, od, c->rank, 1e-6, 1e-6, "Y (documented)");
+    free(data);
+    free(want);
+    unref_all(out, 1);
+    unref_all(in, 4);
+    one_free(&t);
+}
+END_TEST
+
 Suite *suite_kernels_seq(void)
 {
     Suite *s = suite_create("kernels_seq");
     TCase *tc = tcase_create("rnn");
     tcase_add_loop_test(tc, test_rnn_vs_reference, 0, (int)(sizeof rcases / sizeof rcases[0]));
     tcase_add_test(tc, test_rnn_bad_shape);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("resize");
+    tcase_add_loop_test(tc, test_resize_vs_reference, 0, (int)(sizeof zcases / sizeof zcases[0]));
     suite_add_tcase(s, tc);
     return s;
 }
