@@ -942,6 +942,209 @@ START_TEST(test_resize_vs_reference)
 }
 END_TEST
 
+/* ------------------------------------------------------- quantization */
+
+static sg_rt_value *tensor_of(int32_t dtype, const int64_t *dims, uint32_t rank, const double *vals)
+{
+    sg_rt_value *v = tensor(dtype, dims, rank);
+    for (int64_t i = 0; i < v->numel; i++)
+        sg_rt_set_f64(v, i, vals[i]);
+    return v;
+}
+
+/* Per-axis int8: ties round to even, both ends saturate. */
+START_TEST(test_quantize_axis_ties_saturation)
+{
+    int64_t xd[2] = {2, 4}, sd[1] = {4};
+    const double x[8] = {2.5, -2.5, 3.5, 1000, 0.25, -0.75, -1000, 6.5};
+    const double sc[4] = {1, 1, 0.5, 2}, zp[4] = {0, 0, 1, -3};
+    /* x / scale rounded half to even, + zp, saturated to [-128, 127] */
+    const double want[8] = {2, -2, 8, 127, 0, -1, -128, 0};
+    sg_rt_value *in[3] = {tensor_of(SG_DTYPE_FLOAT, xd, 2, x), tensor_of(SG_DTYPE_FLOAT, sd, 1, sc),
+                          tensor_of(SG_DTYPE_INT8, sd, 1, zp)};
+    struct one t = one_node("QuantizeLinear", 13, 3, 0, 1);
+    ck_assert_int_eq(sg_node_set_attr_int(t.n, "axis", -1), SG_OK);
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    ck_assert_int_eq(out[0]->dtype, SG_DTYPE_INT8);
+    ck_close(out[0], want, xd, 2, 0, 0, "y");
+    unref_all(out, 1);
+    unref_all(in, 3);
+    one_free(&t);
+}
+END_TEST
+
+/* Opset 21: blocks of 2 along axis 1 into int16, and back. */
+START_TEST(test_quantize_blocked_int16)
+{
+    int64_t xd[2] = {2, 5}, sd[2] = {2, 3};
+    const double x[10] = {100, -200, 300.5, 40, 5e6, -7, 8, 9, 10, -5e6};
+    const double sc[6] = {0.5, 2, 4, 1, 0.25, 2}, zp[6] = {10, -10, 0, 1, 2, 3};
+    double want[10], back[10];
+    for (int i = 0; i < 10; i++) {
+        int si = (i / 5) * 3 + (i % 5) / 2;
+        double q = fmin(32767, fmax(-32768, nearbyint(x[i] / sc[si]) + zp[si]));
+        want[i] = q;
+        back[i] = (q - zp[si]) * sc[si];
+    }
+    sg_rt_value *in[3] = {tensor_of(SG_DTYPE_FLOAT, xd, 2, x), tensor_of(SG_DTYPE_FLOAT, sd, 2, sc),
+                          tensor_of(SG_DTYPE_INT16, sd, 2, zp)};
+    struct one t = one_node("QuantizeLinear", 21, 3, 0, 1);
+    ck_assert_int_eq(sg_node_set_attr_int(t.n, "block_size", 2), SG_OK);
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    ck_assert_int_eq(out[0]->dtype, SG_DTYPE_INT16);
+    ck_close(out[0], want, xd, 2, 0, 0, "y");
+    struct one u = one_node("DequantizeLinear", 21, 3, 0, 1);
+    ck_assert_int_eq(sg_node_set_attr_int(u.n, "block_size", 2), SG_OK);
+    sg_rt_value *in2[3] = {out[0], in[1], in[2]}, *out2[1] = {0};
+    ck_assert_ok(run_one(&u, in2, out2, &d), &d);
+    ck_close(out2[0], back, xd, 2, 0, 1e-7, "x");
+    unref_all(out, 1);
+    unref_all(out2, 1);
+    unref_all(in, 3);
+    one_free(&t);
+    one_free(&u);
+}
+END_TEST
+
+/* Opset 19: a float16 scale gives a float16 output; uint8 default zero. */
+START_TEST(test_dequantize_float16)
+{
+    int64_t xd[3] = {2, 2, 2}, sd[1] = {2};
+    const double x[8] = {0, 1, 2, 255, 128, 7, 9, 200}, sc[2] = {0.5, 0.125};
+    sg_rt_value *in[2] = {tensor_of(SG_DTYPE_UINT8, xd, 3, x),
+                          tensor_of(SG_DTYPE_FLOAT16, sd, 1, sc)};
+    double want[8];
+    for (int i = 0; i < 8; i++)
+        want[i] = x[i] * sc[(i / 2) % 2];
+    struct one t = one_node("DequantizeLinear", 19, 2, 0, 1);
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    ck_assert_int_eq(out[0]->dtype, SG_DTYPE_FLOAT16);
+    ck_close(out[0], want, xd, 3, 0, 1e-3, "y");
+    unref_all(out, 1);
+    unref_all(in, 2);
+    one_free(&t);
+}
+END_TEST
+
+/* A scale that is neither a scalar nor one per index of the axis. */
+START_TEST(test_quantize_bad_scale)
+{
+    int64_t xd[2] = {2, 3}, sd[1] = {2};
+    const double x[6] = {0}, sc[2] = {1, 1};
+    sg_rt_value *in[2] = {tensor_of(SG_DTYPE_FLOAT, xd, 2, x),
+                          tensor_of(SG_DTYPE_FLOAT, sd, 1, sc)};
+    struct one t = one_node("QuantizeLinear", 13, 2, 0, 1);
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_int_eq(run_one(&t, in, out, &d), SG_ESHAPE);
+    ck_assert_msg(strstr(d.msg, "'nd'") && strstr(d.msg, "QuantizeLinear") &&
+                      strstr(d.msg, "float32[2]") && strstr(d.msg, "float32[2,3]"),
+                  "message: %s", d.msg);
+    unref_all(in, 2);
+    one_free(&t);
+}
+END_TEST
+
+START_TEST(test_dynamic_quantize_zeros)
+{
+    int64_t xd[1] = {3};
+    const double x[3] = {0, 0, 0}, zero[3] = {0, 0, 0};
+    sg_rt_value *in[1] = {tensor_of(SG_DTYPE_FLOAT, xd, 1, x)};
+    struct one t = one_node("DynamicQuantizeLinear", 11, 1, 0, 3);
+    sg_rt_value *out[3] = {0};
+    struct sg_diag d = {0};
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    ck_close(out[0], zero, xd, 1, 0, 0, "y");
+    ck_close(out[1], zero, NULL, 0, 0, 0, "y_scale");
+    ck_close(out[2], zero, NULL, 0, 0, 0, "y_zero_point");
+    unref_all(out, 3);
+    unref_all(in, 1);
+    one_free(&t);
+}
+END_TEST
+
+/* MatMulInteger and QLinearMatMul with batch broadcasting, per-row zero
+ * points and scales for a, per-column for b, against plain loops. */
+START_TEST(test_integer_matmul)
+{
+    bool qlinear = _i == 1;
+    rng_state = 77;
+    int64_t ad[4] = {2, 1, 3, 4}, bd[3] = {3, 4, 5}, azd[1] = {3}, bzd[1] = {5};
+    int64_t od[4] = {2, 3, 3, 5};
+    sg_rt_value *A = tensor(SG_DTYPE_UINT8, ad, 4), *B = tensor(SG_DTYPE_INT8, bd, 3);
+    sg_rt_value *Az = tensor(SG_DTYPE_UINT8, azd, 1), *Bz = tensor(SG_DTYPE_INT8, bzd, 1);
+    for (int64_t i = 0; i < A->numel; i++)
+        sg_rt_set_f64(A, i, floor(rnd(0, 256)));
+    for (int64_t i = 0; i < B->numel; i++)
+        sg_rt_set_f64(B, i, floor(rnd(-128, 128)));
+    for (int i = 0; i < 3; i++)
+        sg_rt_set_f64(Az, i, floor(rnd(0, 256)));
+    for (int i = 0; i < 5; i++)
+        sg_rt_set_f64(Bz, i, floor(rnd(-128, 128)));
+    const double as[3] = {0.01, 0.02, 0.005}, bs[5] = {0.03, 0.01, 0.02, 0.04, 0.015};
+    const double ys = 0.7, yz = 3;
+    int64_t one_d = 1;
+    double want[2 * 3 * 3 * 5];
+    for (int64_t b0 = 0; b0 < 2; b0++)
+        for (int64_t b1 = 0; b1 < 3; b1++)
+            for (int64_t m = 0; m < 3; m++)
+                for (int64_t n = 0; n < 5; n++) {
+                    int64_t acc = 0;
+                    for (int64_t q = 0; q < 4; q++)
+                        acc += (sg_rt_get_i64(A, (b0 * 3 + m) * 4 + q) - sg_rt_get_i64(Az, m)) *
+                               (sg_rt_get_i64(B, (b1 * 4 + q) * 5 + n) - sg_rt_get_i64(Bz, n));
+                    double v = (double)acc;
+                    if (qlinear) {
+                        float mul = (float)as[m] * (float)bs[n] / (float)ys;
+                        v = fmin(127, fmax(-128, nearbyint(v * (double)mul) + yz));
+                    }
+                    want[((b0 * 3 + b1) * 3 + m) * 5 + n] = v;
+                }
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    struct one t;
+    if (!qlinear) {
+        sg_rt_value *in[4] = {A, B, Az, Bz};
+        t = one_node("MatMulInteger", 10, 4, 0, 1);
+        ck_assert_ok(run_one(&t, in, out, &d), &d);
+        ck_assert_int_eq(out[0]->dtype, SG_DTYPE_INT32);
+    } else {
+        sg_rt_value *in[8] = {A,
+                              tensor_of(SG_DTYPE_FLOAT, azd, 1, as),
+                              Az,
+                              B,
+                              tensor_of(SG_DTYPE_FLOAT, bzd, 1, bs),
+                              Bz,
+                              tensor_of(SG_DTYPE_FLOAT, &one_d, 0, &ys),
+                              tensor_of(SG_DTYPE_INT8, &one_d, 0, &yz)};
+        t = one_node("QLinearMatMul", 10, 8, 0, 1);
+        ck_assert_ok(run_one(&t, in, out, &d), &d);
+        ck_assert_int_eq(out[0]->dtype, SG_DTYPE_INT8);
+        sg_rt_value *extra[4] = {in[1], in[4], in[6], in[7]};
+        unref_all(extra, 4);
+    }
+    ck_close(out[0], want, od, 4, 0, 0, "Y");
+    /* inner dimensions that differ name both shapes */
+    sg_rt_value *bad = tensor(SG_DTYPE_INT8, (int64_t[]){3, 5}, 2);
+    struct one u = one_node("MatMulInteger", 10, 2, 0, 1);
+    sg_rt_value *in2[2] = {A, bad}, *out2[1] = {0};
+    struct sg_diag d2 = {0};
+    ck_assert_int_eq(run_one(&u, in2, out2, &d2), SG_ESHAPE);
+    ck_assert_msg(strstr(d2.msg, "uint8[2,1,3,4]") && strstr(d2.msg, "int8[3,5]"), "message: %s",
+                  d2.msg);
+    sg_rt_value *rest[6] = {A, B, Az, Bz, bad, out[0]};
+    unref_all(rest, 6);
+    one_free(&t);
+    one_free(&u);
+}
+END_TEST
+
 Suite *suite_kernels_seq(void)
 {
     Suite *s = suite_create("kernels_seq");
@@ -951,6 +1154,14 @@ Suite *suite_kernels_seq(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("resize");
     tcase_add_loop_test(tc, test_resize_vs_reference, 0, (int)(sizeof zcases / sizeof zcases[0]));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("quantize");
+    tcase_add_test(tc, test_quantize_axis_ties_saturation);
+    tcase_add_test(tc, test_quantize_blocked_int16);
+    tcase_add_test(tc, test_dequantize_float16);
+    tcase_add_test(tc, test_quantize_bad_scale);
+    tcase_add_test(tc, test_dynamic_quantize_zeros);
+    tcase_add_loop_test(tc, test_integer_matmul, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
