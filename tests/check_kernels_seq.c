@@ -1145,6 +1145,290 @@ START_TEST(test_integer_matmul)
 }
 END_TEST
 
+/* ------------------------------------------- numpy-checked cases */
+
+/* Input t of a numpy-checked case: element i is ((7 i + 3 t) mod 11 - 5) / 4,
+ * exact in every float type, and made the same way by py_pattern. */
+static sg_rt_value *pattern(int32_t dtype, const int64_t *dims, uint32_t rank, int t)
+{
+    sg_rt_value *v = tensor(dtype, dims, rank);
+    bool ints = !(SG_KT(dtype) & SG_KT_FLOATS);
+    for (int64_t i = 0; i < v->numel; i++) {
+        double x = (double)((7 * i + 3 * t) % 11 - 5);
+        sg_rt_set_f64(v, i, ints ? x : x / 4);
+    }
+    return v;
+}
+
+static const char py_pattern[] =
+    "import numpy as np\n"
+    "def pat(t, shape, ints=False):\n"
+    "    n = int(np.prod(shape))\n"
+    "    a = np.array([((7 * i + 3 * t) % 11 - 5) for i in range(n)], dtype=np.float64)\n"
+    "    return (a if ints else a / 4).reshape(shape)\n"
+    "def out(y):\n"
+    "    y = np.asarray(y)\n"
+    "    print(' '.join(str(int(d)) for d in y.shape))\n"
+    "    print(' '.join(repr(float(v)) for v in y.ravel()))\n";
+
+/* Run python `body` (after py_pattern), which calls out(y) once; returns
+ * y's values (malloc'd) with its shape in dims/rank. */
+static double *py_run(const char *body, int64_t *dims, uint32_t *rank, int64_t *n)
+{
+    char *dir = test_tmpdir("py");
+    char path[600], cmd[700];
+    snprintf(path, sizeof path, "%s/case.py", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(py_pattern, f);
+    fputs(body, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s", path);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    static char line[1 << 20];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, p));
+    *rank = 0;
+    char *q = line, *end;
+    for (long v; (v = strtol(q, &end, 10)), end != q; q = end)
+        dims[(*rank)++] = v;
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, p));
+    int64_t cap = 1024, m = 0;
+    double *vals = malloc((size_t)cap * sizeof *vals);
+    q = line;
+    for (double v; (v = strtod(q, &end)), end != q; q = end) {
+        if (m == cap)
+            vals = realloc(vals, (size_t)(cap *= 2) * sizeof *vals);
+        vals[m++] = v;
+    }
+    ck_assert_int_eq(pclose(p), 0);
+    sg_free(dir);
+    *n = m;
+    return vals;
+}
+
+struct ecase {
+    const char *eq;
+    int32_t dtype;
+    int n_in;
+    uint32_t rank[3];
+    int64_t dims[3][5];
+};
+
+static const struct ecase ecases[] = {
+    {"ij,jk->ik", SG_DTYPE_FLOAT, 2, {2, 2}, {{3, 4}, {4, 5}}},
+    {"bij,bjk->bik", SG_DTYPE_DOUBLE, 2, {3, 3}, {{2, 3, 4}, {2, 4, 2}}},
+    {"ii->i", SG_DTYPE_FLOAT, 1, {2}, {{4, 4}}},
+    {"ii", SG_DTYPE_FLOAT, 1, {2}, {{5, 5}}},
+    {"ij->", SG_DTYPE_FLOAT, 1, {2}, {{3, 7}}},
+    {"i,i", SG_DTYPE_INT32, 2, {1, 1}, {{6}, {6}}},
+    {"...ij,...jk->...ik", SG_DTYPE_FLOAT, 2, {4, 3}, {{2, 1, 3, 4}, {5, 4, 2}}},
+    {"bii->bi", SG_DTYPE_INT64, 1, {3}, {{2, 3, 3}}},
+    {"ijk,ikl,ilm->jm", SG_DTYPE_DOUBLE, 3, {3, 3, 3}, {{2, 3, 4}, {2, 4, 2}, {2, 2, 3}}},
+    {"Ba,aB", SG_DTYPE_FLOAT, 2, {2, 2}, {{2, 3}, {3, 2}}},
+    {"bA", SG_DTYPE_FLOAT, 1, {2}, {{2, 3}}},
+    {"i,j->ij", SG_DTYPE_FLOAT, 2, {1, 1}, {{3}, {4}}},
+    {"ij...,j...->i...", SG_DTYPE_FLOAT, 2, {3, 2}, {{2, 3, 4}, {3, 1}}},
+    {"abcd,dbe->eca", SG_DTYPE_FLOAT, 2, {4, 3}, {{2, 3, 2, 4}, {4, 3, 5}}},
+    {" i j , j k -> k i ", SG_DTYPE_FLOAT, 2, {2, 2}, {{2, 3}, {3, 2}}},
+};
+
+START_TEST(test_einsum_vs_numpy)
+{
+    const struct ecase *c = &ecases[_i];
+    bool ints = c->dtype == SG_DTYPE_INT32 || c->dtype == SG_DTYPE_INT64;
+    char body[2048];
+    size_t pos = (size_t)snprintf(body, sizeof body, "ins = [");
+    sg_rt_value *in[3] = {0};
+    for (int t = 0; t < c->n_in; t++) {
+        in[t] = pattern(c->dtype, c->dims[t], c->rank[t], t);
+        pos += (size_t)snprintf(body + pos, sizeof body - pos, "pat(%d, (", t);
+        for (uint32_t d = 0; d < c->rank[t]; d++)
+            pos +=
+                (size_t)snprintf(body + pos, sizeof body - pos, "%lld,", (long long)c->dims[t][d]);
+        pos += (size_t)snprintf(body + pos, sizeof body - pos, "), %s), ", ints ? "True" : "False");
+    }
+    snprintf(body + pos, sizeof body - pos, "]\nout(np.einsum('%s', *ins))\n", c->eq);
+    int64_t od[8], n;
+    uint32_t orank;
+    double *want = py_run(body, od, &orank, &n);
+    struct one t = one_node("Einsum", 12, (uint32_t)c->n_in, 0, 1);
+    ck_assert_int_eq(sg_node_set_attr_string(t.n, "equation", c->eq), SG_OK);
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    ck_assert_int_eq(out[0]->dtype, c->dtype);
+    ck_close(out[0], want, od, orank, 1e-9, 1e-6, c->eq);
+    free(want);
+    unref_all(out, 1);
+    unref_all(in, 3);
+    one_free(&t);
+}
+END_TEST
+
+START_TEST(test_einsum_bad_sizes)
+{
+    int64_t a[2] = {3, 4}, b[2] = {5, 6};
+    sg_rt_value *in[2] = {tensor(SG_DTYPE_FLOAT, a, 2), tensor(SG_DTYPE_FLOAT, b, 2)};
+    struct one t = one_node("Einsum", 12, 2, 0, 1);
+    ck_assert_int_eq(sg_node_set_attr_string(t.n, "equation", "ij,jk->ik"), SG_OK);
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_int_eq(run_one(&t, in, out, &d), SG_ESHAPE);
+    ck_assert_msg(strstr(d.msg, "'nd'") && strstr(d.msg, "Einsum") && strstr(d.msg, "'j'") &&
+                      strstr(d.msg, "float32[5,6]"),
+                  "message: %s", d.msg);
+    unref_all(in, 2);
+    one_free(&t);
+}
+END_TEST
+
+/* Det against numpy, with singular and pivoting matrices. */
+START_TEST(test_det_vs_numpy)
+{
+    int64_t dims[3] = {3, 4, 4};
+    sg_rt_value *in[1] = {pattern(SG_DTYPE_DOUBLE, dims, 3, 2)};
+    double *x = in[0]->data;
+    x[16] = 0; /* second matrix: a zero pivot at the top left */
+    for (int j = 0; j < 4; j++)
+        x[32 + 4 + j] = 2 * x[32 + j]; /* third matrix: singular */
+    char body[512];
+    snprintf(body, sizeof body,
+             "x = pat(2, (3,4,4))\nx[1,0,0] = 0\nx[2,1,:] = 2 * x[2,0,:]\n"
+             "out(np.linalg.det(x))\n");
+    int64_t od[8], n;
+    uint32_t orank;
+    double *want = py_run(body, od, &orank, &n);
+    struct one t = one_node("Det", 11, 1, 0, 1);
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    ck_close(out[0], want, od, orank, 1e-12, 1e-9, "det");
+    free(want);
+    unref_all(out, 1);
+    unref_all(in, 1);
+    one_free(&t);
+}
+END_TEST
+
+struct fcase {
+    int64_t opset;
+    int32_t dtype;
+    uint32_t rank;
+    int64_t dims[4];
+    int axis, inverse, onesided;
+    int64_t dft_length; /* 0: omitted */
+    const char *numpy;  /* expression of the complex result from x */
+};
+
+static const struct fcase fcases[] = {
+    {17, SG_DTYPE_FLOAT, 4, {2, 12, 3, 1}, 1, 0, 0, 0, "np.fft.fft(x, axis=1)"},
+    {17, SG_DTYPE_FLOAT, 4, {2, 12, 3, 1}, 2, 0, 1, 0, "np.fft.rfft(x, axis=2)"},
+    {17, SG_DTYPE_DOUBLE, 3, {3, 8, 2}, 1, 1, 0, 0, "np.fft.ifft(x, axis=1)"},
+    {17, SG_DTYPE_FLOAT, 3, {2, 9, 2}, -2, 0, 0, 16, "np.fft.fft(x, 16, axis=1)"},
+    {20, SG_DTYPE_FLOAT, 4, {2, 8, 5, 1}, -2, 0, 1, 7, "np.fft.rfft(x, 7, axis=2)"},
+    {20, SG_DTYPE_DOUBLE, 4, {4, 6, 3, 2}, 0, 1, 0, 5, "np.fft.ifft(x, 5, axis=0)"},
+    {20, SG_DTYPE_FLOAT16, 3, {2, 32, 1}, -2, 0, 0, 0, "np.fft.fft(x, axis=1)"},
+};
+
+START_TEST(test_dft_vs_numpy)
+{
+    const struct fcase *c = &fcases[_i];
+    bool cplx = c->dims[c->rank - 1] == 2;
+    uint32_t n_in = c->opset >= 20 ? 3 : (c->dft_length ? 2 : 1), omit = 0;
+    sg_rt_value *in[3] = {pattern(c->dtype, c->dims, c->rank, 0), NULL, NULL};
+    int64_t one = 1;
+    if (c->dft_length) {
+        in[1] = tensor(SG_DTYPE_INT64, &one, 0);
+        ((int64_t *)in[1]->data)[0] = c->dft_length;
+    } else if (n_in > 1) {
+        omit |= 2;
+    }
+    if (c->opset >= 20) {
+        in[2] = tensor(SG_DTYPE_INT64, &one, 0);
+        ((int64_t *)in[2]->data)[0] = c->axis;
+    }
+    struct one t = one_node("DFT", c->opset, n_in, omit, 1);
+    if (c->opset < 20)
+        ck_assert_int_eq(sg_node_set_attr_int(t.n, "axis", c->axis), SG_OK);
+    if (c->inverse)
+        ck_assert_int_eq(sg_node_set_attr_int(t.n, "inverse", 1), SG_OK);
+    if (c->onesided)
+        ck_assert_int_eq(sg_node_set_attr_int(t.n, "onesided", 1), SG_OK);
+    char body[1024], shape[64];
+    size_t pos = 0;
+    for (uint32_t d = 0; d < c->rank; d++)
+        pos += (size_t)snprintf(shape + pos, sizeof shape - pos, "%lld,", (long long)c->dims[d]);
+    snprintf(body, sizeof body,
+             "x = pat(0, (%s))\n%s"
+             "x = x[..., 0] + 1j * x[..., 1] if x.shape[-1] == 2 else x[..., 0]\n"
+             "y = %s\nout(np.stack((y.real, y.imag), axis=-1))\n",
+             shape, c->dtype == SG_DTYPE_FLOAT16 ? "x = x.astype(np.float16).astype(float)\n" : "",
+             c->numpy);
+    (void)cplx;
+    int64_t od[8], n;
+    uint32_t orank;
+    double *want = py_run(body, od, &orank, &n);
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    double tol = c->dtype == SG_DTYPE_DOUBLE ? 1e-12 : c->dtype == SG_DTYPE_FLOAT ? 1e-5 : 2e-2;
+    ck_close(out[0], want, od, orank, tol, tol, c->numpy);
+    free(want);
+    unref_all(out, 1);
+    unref_all(in, 3);
+    one_free(&t);
+}
+END_TEST
+
+/* STFT of a complex signal, two-sided, with a window, and frames that do
+ * not reach the end of the signal. */
+START_TEST(test_stft_complex_window)
+{
+    int64_t sd[3] = {2, 37, 2}, wd[1] = {10}, one = 1;
+    sg_rt_value *in[4] = {pattern(SG_DTYPE_FLOAT, sd, 3, 0), tensor(SG_DTYPE_INT64, &one, 0),
+                          pattern(SG_DTYPE_FLOAT, wd, 1, 1), tensor(SG_DTYPE_INT64, &one, 0)};
+    ((int64_t *)in[1]->data)[0] = 4;
+    ((int64_t *)in[3]->data)[0] = 10;
+    struct one t = one_node("STFT", 17, 4, 0, 1);
+    ck_assert_int_eq(sg_node_set_attr_int(t.n, "onesided", 0), SG_OK);
+    const char *body = "s = pat(0, (2,37,2))\ns = s[..., 0] + 1j * s[..., 1]\nw = pat(1, (10,))\n"
+                       "fr = [[np.fft.fft(s[b, f*4:f*4+10] * w) for f in range(7)] for b in "
+                       "range(2)]\ny = np.array(fr)\nout(np.stack((y.real, y.imag), axis=-1))\n";
+    int64_t od[8], n;
+    uint32_t orank;
+    double *want = py_run(body, od, &orank, &n);
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    ck_close(out[0], want, od, orank, 1e-5, 1e-5, "stft");
+    free(want);
+    unref_all(out, 1);
+    unref_all(in, 4);
+    one_free(&t);
+}
+END_TEST
+
+/* Mel points beyond the spectrogram: an error, not a write out of bounds. */
+START_TEST(test_mel_out_of_range)
+{
+    int64_t one = 1;
+    const double nm = 4, dl = 16, sr = 100, lo = 0, hi = 100;
+    sg_rt_value *in[5] = {
+        tensor_of(SG_DTYPE_INT64, &one, 0, &nm), tensor_of(SG_DTYPE_INT64, &one, 0, &dl),
+        tensor_of(SG_DTYPE_INT64, &one, 0, &sr), tensor_of(SG_DTYPE_FLOAT, &one, 0, &lo),
+        tensor_of(SG_DTYPE_FLOAT, &one, 0, &hi)};
+    struct one t = one_node("MelWeightMatrix", 17, 5, 0, 1);
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_int_eq(run_one(&t, in, out, &d), SG_ERANGE);
+    ck_assert_msg(strstr(d.msg, "MelWeightMatrix") && strstr(d.msg, "9 spectrogram bins"),
+                  "message: %s", d.msg);
+    unref_all(in, 5);
+    one_free(&t);
+}
+END_TEST
+
 Suite *suite_kernels_seq(void)
 {
     Suite *s = suite_create("kernels_seq");
@@ -1162,6 +1446,18 @@ Suite *suite_kernels_seq(void)
     tcase_add_test(tc, test_quantize_bad_scale);
     tcase_add_test(tc, test_dynamic_quantize_zeros);
     tcase_add_loop_test(tc, test_integer_matmul, 0, 2);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("linalg");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_einsum_vs_numpy, 0, (int)(sizeof ecases / sizeof ecases[0]));
+    tcase_add_test(tc, test_einsum_bad_sizes);
+    tcase_add_test(tc, test_det_vs_numpy);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("signal");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_dft_vs_numpy, 0, (int)(sizeof fcases / sizeof fcases[0]));
+    tcase_add_test(tc, test_stft_complex_window);
+    tcase_add_test(tc, test_mel_out_of_range);
     suite_add_tcase(s, tc);
     return s;
 }
