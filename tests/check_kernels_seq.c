@@ -1429,6 +1429,211 @@ START_TEST(test_mel_out_of_range)
 }
 END_TEST
 
+/* -------------------------------------------------- NonMaxSuppression */
+
+/* Hand-worked cases: strict score threshold, ties to the lower index,
+ * zero-area boxes overlap nothing, centre format, max 0. */
+START_TEST(test_nms_rules)
+{
+    /* boxes (corners, y1 x1 y2 x2), one batch:
+     * 0: [0,0,10,10]  1: [1,1,11,11] (IOU with 0 = 81/119)  2: [20,20,20,30] (zero area)
+     * 3: [20,20,30,30]  4: [0,0,10,10] again (ties box 0 on class 1) */
+    const double boxes[20] = {0,  0,  10, 10, 1,  1,  11, 11, 20, 20,
+                              20, 30, 20, 20, 30, 30, 10, 10, 0,  0};
+    const double scores[10] = {0.9, 0.8, 0.95, 0.5, 0.3,  /* class 0 */
+                               0.6, 0.1, 0.2,  0.7, 0.6}; /* class 1 */
+    int64_t bd[3] = {1, 5, 4}, sd[3] = {1, 2, 5}, one = 1;
+    const double maxb = 10, iou = 0.5, sth = 0.3;
+    sg_rt_value *in[5] = {
+        tensor_of(SG_DTYPE_FLOAT, bd, 3, boxes), tensor_of(SG_DTYPE_FLOAT, sd, 3, scores),
+        tensor_of(SG_DTYPE_INT64, &one, 1, &maxb), tensor_of(SG_DTYPE_FLOAT, &one, 1, &iou),
+        tensor_of(SG_DTYPE_FLOAT, &one, 1, &sth)};
+    /* class 0 by score: 2 (zero area, kept), 0, 1 (IOU 0.68 > 0.5: gone), 3;
+     * 4 has score 0.3, not above the threshold.
+     * class 1: 3 (0.7), then 0 and 4 tie at 0.6: 0 first, 4 overlaps it. */
+    const double want[18] = {0, 0, 2, 0, 0, 0, 0, 0, 3, 0, 1, 3, 0, 1, 0};
+    int64_t wd[2] = {5, 3};
+    struct one t = one_node("NonMaxSuppression", 11, 5, 0, 1);
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    ck_close(out[0], want, wd, 2, 0, 0, "selected_indices");
+    unref_all(out, 1);
+
+    /* the same boxes as centres, max 1 per class */
+    const double cboxes[8] = {5, 5, 10, 10, 6, 6, 10, 10};
+    const double cscores[2] = {0.4, 0.9}, max1 = 1;
+    int64_t cbd[3] = {1, 2, 4}, csd[3] = {1, 1, 2};
+    sg_rt_value *cin[3] = {tensor_of(SG_DTYPE_FLOAT, cbd, 3, cboxes),
+                           tensor_of(SG_DTYPE_FLOAT, csd, 3, cscores),
+                           tensor_of(SG_DTYPE_INT64, &one, 1, &max1)};
+    struct one u = one_node("NonMaxSuppression", 10, 3, 0, 1);
+    ck_assert_int_eq(sg_node_set_attr_int(u.n, "center_point_box", 1), SG_OK);
+    const double cwant[3] = {0, 0, 1};
+    int64_t cwd[2] = {1, 3};
+    ck_assert_ok(run_one(&u, cin, out, &d), &d);
+    ck_close(out[0], cwant, cwd, 2, 0, 0, "selected_indices (centre)");
+    unref_all(out, 1);
+
+    /* max_output_boxes_per_class omitted: nothing selected */
+    struct one v = one_node("NonMaxSuppression", 11, 2, 0, 1);
+    int64_t zd[2] = {0, 3};
+    ck_assert_ok(run_one(&v, in, out, &d), &d);
+    ck_close(out[0], want, zd, 2, 0, 0, "selected_indices (max 0)");
+    unref_all(out, 1);
+
+    /* scores for another number of boxes: an error with both shapes */
+    struct one w = one_node("NonMaxSuppression", 11, 2, 0, 1);
+    sg_rt_value *bad[2] = {in[0], cin[1]};
+    struct sg_diag d2 = {0};
+    ck_assert_int_eq(run_one(&w, bad, out, &d2), SG_ESHAPE);
+    ck_assert_msg(strstr(d2.msg, "float32[1,5,4]") && strstr(d2.msg, "float32[1,1,2]"),
+                  "message: %s", d2.msg);
+    unref_all(in, 5);
+    unref_all(cin, 3);
+    one_free(&t);
+    one_free(&u);
+    one_free(&v);
+    one_free(&w);
+}
+END_TEST
+
+/* ----------------------------------------------------------- text ops */
+
+static sg_rt_value *strings_of(const int64_t *dims, uint32_t rank, const char *const *v)
+{
+    sg_rt_value *t = tensor(SG_DTYPE_STRING, dims, rank);
+    sg_bytes *b = t->data;
+    for (int64_t i = 0; i < t->numel; i++)
+        b[i] = (sg_bytes){(const uint8_t *)v[i], strlen(v[i])};
+    return t;
+}
+
+static void ck_strings(const sg_rt_value *got, const char *const *want, int64_t n, const char *what)
+{
+    ck_assert_msg(got->dtype == SG_DTYPE_STRING && got->numel == n, "%s: %lld strings, want %lld",
+                  what, (long long)got->numel, (long long)n);
+    const sg_bytes *b = got->data;
+    for (int64_t i = 0; i < n; i++)
+        ck_assert_msg(b[i].len == strlen(want[i]) && !memcmp(b[i].data, want[i], b[i].len),
+                      "%s[%lld]: got '%.*s', want '%s'", what, (long long)i, (int)b[i].len,
+                      (const char *)b[i].data, want[i]);
+}
+
+START_TEST(test_string_normalizer)
+{
+    static sg_bytes stop[2] = {{(const uint8_t *)"the", 3}, {(const uint8_t *)"A", 1}};
+    const char *x[6] = {"The", "cat", "a", "THE", "Dog", "the"};
+    int64_t xd[2] = {1, 6};
+    sg_rt_value *in[1] = {strings_of(xd, 2, x)};
+    struct sg_diag d = {0};
+    sg_rt_value *out[1] = {0};
+    /* case-insensitive stopwords, then upper case; shape stays [1, C'] */
+    struct one t = one_node("StringNormalizer", 10, 1, 0, 1);
+    set_attr_strings(&t, "stopwords", stop, 2);
+    ck_assert_int_eq(sg_node_set_attr_string(t.n, "case_change_action", "UPPER"), SG_OK);
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    const char *w1[2] = {"CAT", "DOG"};
+    ck_assert_int_eq(out[0]->rank, 2);
+    ck_strings(out[0], w1, 2, "upper");
+    unref_all(out, 1);
+    /* case-sensitive: only exact "the" goes */
+    ck_assert_int_eq(sg_node_set_attr_int(t.n, "is_case_sensitive", 1), SG_OK);
+    ck_assert_int_eq(sg_node_set_attr_string(t.n, "case_change_action", "LOWER"), SG_OK);
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    const char *w2[5] = {"the", "cat", "a", "the", "dog"};
+    ck_strings(out[0], w2, 5, "lower");
+    unref_all(out, 1);
+    /* non-ASCII text with a case change needs locale data: an error */
+    const char *y[2] = {"caf\xc3\xa9", "ok"};
+    int64_t yd[1] = {2};
+    sg_rt_value *in2[1] = {strings_of(yd, 1, y)};
+    struct one u = one_node("StringNormalizer", 10, 1, 0, 1);
+    ck_assert_int_eq(sg_node_set_attr_string(u.n, "case_change_action", "UPPER"), SG_OK);
+    ck_assert_int_eq(run_one(&u, in2, out, &d), SG_EUNSUPPORTED);
+    ck_assert_msg(strstr(d.msg, "StringNormalizer") && strstr(d.msg, "locale"), "message: %s",
+                  d.msg);
+    /* ... but passes through untouched without one */
+    struct sg_diag d2 = {0};
+    ck_assert_int_eq(sg_node_set_attr_string(u.n, "case_change_action", "NONE"), SG_OK);
+    ck_assert_ok(run_one(&u, in2, out, &d2), &d2);
+    ck_strings(out[0], y, 2, "none");
+    unref_all(out, 1);
+    /* Turkish case mapping is refused */
+    struct sg_diag d3 = {0};
+    ck_assert_int_eq(sg_node_set_attr_string(u.n, "case_change_action", "LOWER"), SG_OK);
+    ck_assert_int_eq(sg_node_set_attr_string(u.n, "locale", "tr_TR"), SG_OK);
+    ck_assert_int_eq(run_one(&u, in, out, &d3), SG_EUNSUPPORTED);
+    unref_all(in, 1);
+    unref_all(in2, 1);
+    one_free(&t);
+    one_free(&u);
+}
+END_TEST
+
+/* TfIdfVectorizer against plain counting: every (n, skip, start) tried
+ * once, unigrams only at skip 0, the pool searched linearly. */
+START_TEST(test_tfidf_vs_reference)
+{
+    static const char *modes[3] = {"TF", "IDF", "TFIDF"};
+    const char *mode = modes[_i % 3];
+    bool i32 = _i >= 3;
+    const int64_t pool[] = {2, 3, 5, 4,       /* unigrams */
+                            5, 6, 7, 8, 6, 7, /* bigrams */
+                            2, 3, 4};         /* one trigram */
+    const int64_t counts[3] = {0, 4, 10}, indexes[8] = {0, 1, 2, 3, 4, 5, 6, 2};
+    const float weights[8] = {0.5f, 1, 2, 3, 4, 5, 6, 7};
+    const int64_t minn = 1, maxn = 3, maxskip = 2;
+    int64_t xd[2] = {2, 8};
+    const double x[16] = {2, 3, 5, 4, 5, 6, 7, 8, 6, 6, 7, 2, 8, 3, 9, 4};
+    sg_rt_value *in[1] = {tensor_of(i32 ? SG_DTYPE_INT32 : SG_DTYPE_INT64, xd, 2, x)};
+    struct one t = one_node("TfIdfVectorizer", 9, 1, 0, 1);
+    sg_node_set_attr_int(t.n, "min_gram_length", minn);
+    sg_node_set_attr_int(t.n, "max_gram_length", maxn);
+    sg_node_set_attr_int(t.n, "max_skip_count", maxskip);
+    sg_node_set_attr_string(t.n, "mode", mode);
+    sg_node_set_attr_ints(t.n, "pool_int64s", pool, 13);
+    sg_node_set_attr_ints(t.n, "ngram_counts", counts, 3);
+    sg_node_set_attr_ints(t.n, "ngram_indexes", indexes, 8);
+    sg_node_set_attr_floats(t.n, "weights", weights, 8);
+    double want[2 * 7] = {0};
+    for (int r = 0; r < 2; r++) {
+        double cnt[7] = {0}, wcol[7];
+        for (int c = 0; c < 7; c++)
+            wcol[c] = 1;
+        for (int g = 0; g < 8; g++)
+            wcol[indexes[g]] = weights[g];
+        for (int64_t n = minn; n <= maxn; n++)
+            for (int64_t skip = 0; skip <= (n == 1 ? 0 : maxskip); skip++)
+                for (int64_t s = 0; s + (n - 1) * (skip + 1) < 8; s++) {
+                    int g = 0;
+                    for (int64_t len = 1; len <= 3; len++) {
+                        int64_t lo = counts[len - 1], hi = len < 3 ? counts[len] : 13;
+                        for (int64_t p = lo; p < hi; p += len, g++) {
+                            bool match = len == n;
+                            for (int64_t i = 0; match && i < n; i++)
+                                match = pool[p + i] == (int64_t)x[r * 8 + s + i * (skip + 1)];
+                            if (match)
+                                cnt[indexes[g]] += 1;
+                        }
+                    }
+                }
+        for (int c = 0; c < 7; c++)
+            want[r * 7 + c] = _i % 3 == 0   ? cnt[c]
+                              : _i % 3 == 1 ? (cnt[c] > 0 ? wcol[c] : 0)
+                                            : cnt[c] * wcol[c];
+    }
+    sg_rt_value *out[1] = {0};
+    struct sg_diag d = {0};
+    ck_assert_ok(run_one(&t, in, out, &d), &d);
+    int64_t od[2] = {2, 7};
+    ck_close(out[0], want, od, 2, 0, 1e-7, mode);
+    unref_all(out, 1);
+    unref_all(in, 1);
+    one_free(&t);
+}
+END_TEST
+
 Suite *suite_kernels_seq(void)
 {
     Suite *s = suite_create("kernels_seq");
@@ -1458,6 +1663,11 @@ Suite *suite_kernels_seq(void)
     tcase_add_loop_test(tc, test_dft_vs_numpy, 0, (int)(sizeof fcases / sizeof fcases[0]));
     tcase_add_test(tc, test_stft_complex_window);
     tcase_add_test(tc, test_mel_out_of_range);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("detection_text");
+    tcase_add_test(tc, test_nms_rules);
+    tcase_add_test(tc, test_string_normalizer);
+    tcase_add_loop_test(tc, test_tfidf_vs_reference, 0, 6);
     suite_add_tcase(s, tc);
     return s;
 }
