@@ -222,6 +222,15 @@ static void make_taps(const struct rsz *r, uint32_t d, int64_t o, struct taps *t
     t->cnt[o] = c;
 }
 
+/* One output row of nearest neighbours, elements of type T. */
+#define NEAREST_ROW(T)                                                                             \
+    do {                                                                                           \
+        const T *s_ = (const T *)src + base;                                                       \
+        T *d_ = (T *)dst + pos0;                                                                   \
+        for (int64_t o = 0; o < last; o++)                                                         \
+            d_[o] = s_[tl->idx[o * tl->n] * ls];                                                   \
+    } while (0)
+
 /* Nearest: move elements of any size. */
 static void resize_nearest(const struct rsz *r, const struct taps *t, const sg_rt_value *X,
                            sg_rt_value *Y, const int64_t *istr)
@@ -240,13 +249,30 @@ static void resize_nearest(const struct rsz *r, const struct taps *t, const sg_r
             outside |= t[d].outside[oi[d]] != 0;
         }
         const struct taps *tl = &t[R - 1];
-        for (int64_t o = 0; o < last; o++) {
-            int64_t pos = row * last + o;
-            if (outside || tl->outside[o])
-                sg_rt_set_f64(Y, pos, r->extrapolation);
-            else
-                memcpy(dst + (size_t)pos * es,
-                       src + (size_t)(base + tl->idx[o * tl->n] * istr[R - 1]) * es, es);
+        const int64_t ls = istr[R - 1], pos0 = row * last;
+        switch (outside || r->ct == CT_TF_CROP_AND_RESIZE ? 0 : es) {
+        case 1:
+            NEAREST_ROW(uint8_t);
+            break;
+        case 2:
+            NEAREST_ROW(uint16_t);
+            break;
+        case 4:
+            NEAREST_ROW(uint32_t);
+            break;
+        case 8:
+            NEAREST_ROW(uint64_t);
+            break;
+        default:
+            for (int64_t o = 0; o < last; o++) {
+                int64_t pos = pos0 + o;
+                if (outside || tl->outside[o])
+                    sg_rt_set_f64(Y, pos, r->extrapolation);
+                else
+                    memcpy(dst + (size_t)pos * es,
+                           src + (size_t)(base + tl->idx[o * tl->n] * ls) * es, es);
+            }
+            break;
         }
         for (int d = (int)R - 2; d >= 0; d--)
             if (++oi[d] < r->out[d])
