@@ -10,7 +10,8 @@
  *
  * TfIdfVectorizer counts, per row, the n-grams of the pool found with every
  * skip distance 0..max_skip_count (unigrams counted once), then applies the
- * TF, IDF or TFIDF weighting, as ONNX Runtime does.
+ * TF, IDF or TFIDF weighting, as ONNX Runtime does (weights are taken per
+ * output column).
  */
 #include "rt_impl.h"
 
@@ -311,18 +312,15 @@ static sg_status run_tfidf(struct sg_kctx *k)
         }
     }
     if (wmode != 0) {
-        /* weights by output column: the last n-gram mapped there wins */
-        float *wcol = sg_kscratch(k, (size_t)(width + 1) * sizeof *wcol);
-        if (!wcol)
-            return sg_kfail(k, SG_ENOMEM, "out of memory");
-        for (int64_t i = 0; i < width; i++)
-            wcol[i] = 1;
-        for (int64_t i = 0; n_w >= 0 && i < n_idx; i++)
-            wcol[indexes[i]] = weights[i];
+        /* like ONNX Runtime and the ONNX reference, weights[j] weighs output
+         * column j (the same as n-gram j when ngram_indexes is 0, 1, 2...) */
+        if (n_w >= 0 && width > n_w)
+            return sg_kfail(k, SG_EINVAL, "%lld weights for %lld output columns", (long long)n_w,
+                            (long long)width);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t i = 0; i < width; i++) {
-                float *v = &y[r * width + i];
-                *v = wmode == 1 ? (*v > 0 ? wcol[i] : 0) : *v * wcol[i];
+                float *v = &y[r * width + i], w = n_w >= 0 ? weights[i] : 1;
+                *v = wmode == 1 ? (*v > 0 ? w : 0) : *v * w;
             }
     }
     return SG_OK;
