@@ -414,6 +414,9 @@ static const struct rcase rcases[] = {
      .peep = true, .lens = true},
     {RC("LSTM", 14, FLOAT, 4, 3, 2, 4, "forward", 1), .bias = true, .lens = true, .input_forget = 1,
      .clip = 0.3f},
+    /* clip bounds the gates, not the cell state h() sees (|C| reaches > 0.4) */
+    {RC("LSTM", 14, FLOAT, 4, 3, 3, 4, "bidirectional", 0), .bias = true, .h0 = true, .c0 = true,
+     .peep = true, .clip = 0.4f},
     {RC("LSTM", 7, DOUBLE, 6, 2, 3, 4, "bidirectional", 0), .bias = true, .h0 = true, .c0 = true,
      .peep = true},
     {RC("LSTM", 14, FLOAT, 3, 2, 3, 2, "bidirectional", 0), .bias = true, .h0 = true, .peep = true,

@@ -14,7 +14,8 @@
  * direction walks them from lens[b] - 1 down to 0); Y is zero past them and
  * Y_h / Y_c hold the state after the last step run (zero when lens[b] is 0,
  * as in ONNX Runtime). Like ONNX Runtime, clip bounds every gate's input to its
- * activation (after the biases and peepholes are added), and a list of
+ * activation (after the biases and peepholes are added) but not the cell
+ * state LSTM's h() is applied to, and a list of
  * activations for one direction serves both directions of a bidirectional
  * node.
  */
@@ -127,11 +128,11 @@ static void gemm_nt(int32_t dt, int64_t M, int64_t N, int64_t K, const void *A, 
  * i o f c, GRU z r h) with the input projection and folded biases in.
  */
 #define RNN_MATH(SFX, TYPE)                                                                        \
-    static void act_##SFX(const struct act *a, TYPE *x, int64_t n, const struct rnn *r)            \
+    static void act_##SFX(const struct act *a, TYPE *x, int64_t n, const struct rnn *r, bool clip) \
     {                                                                                              \
         typedef TYPE T;                                                                            \
         const T al = (T)a->alpha, be = (T)a->beta, one = 1, zero = 0;                              \
-        if (r->has_clip) {                                                                         \
+        if (clip && r->has_clip) {                                                                 \
             const T c = (T)r->clip;                                                                \
             for (int64_t i = 0; i < n; i++)                                                        \
                 x[i] = x[i] < -c ? -c : (x[i] > c ? c : x[i]);                                     \
@@ -204,7 +205,7 @@ static void gemm_nt(int32_t dt, int64_t M, int64_t N, int64_t K, const void *A, 
             if (!active[b])                                                                        \
                 continue;                                                                          \
             TYPE *gb = g + b * r->H;                                                               \
-            act_##SFX(&r->act[d][0], gb, r->H, r);                                                 \
+            act_##SFX(&r->act[d][0], gb, r->H, r, true);                                           \
             memcpy(h + b * r->H, gb, (size_t)r->H * sizeof *gb);                                   \
         }                                                                                          \
     }                                                                                              \
@@ -224,21 +225,21 @@ static void gemm_nt(int32_t dt, int64_t M, int64_t N, int64_t K, const void *A, 
                     gi[j] += P[j] * cb[j];                                                         \
                     gf[j] += P[2 * H + j] * cb[j];                                                 \
                 }                                                                                  \
-            act_##SFX(&r->act[d][0], gi, H, r);                                                    \
+            act_##SFX(&r->act[d][0], gi, H, r, true);                                              \
             if (r->input_forget)                                                                   \
                 for (int64_t j = 0; j < H; j++)                                                    \
                     gf[j] = (T)1 - gi[j];                                                          \
             else                                                                                   \
-                act_##SFX(&r->act[d][0], gf, H, r);                                                \
-            act_##SFX(&r->act[d][1], gc, H, r);                                                    \
+                act_##SFX(&r->act[d][0], gf, H, r, true);                                          \
+            act_##SFX(&r->act[d][1], gc, H, r, true);                                              \
             for (int64_t j = 0; j < H; j++)                                                        \
                 cb[j] = gf[j] * cb[j] + gi[j] * gc[j];                                             \
             if (P)                                                                                 \
                 for (int64_t j = 0; j < H; j++)                                                    \
                     go[j] += P[H + j] * cb[j];                                                     \
-            act_##SFX(&r->act[d][0], go, H, r);                                                    \
+            act_##SFX(&r->act[d][0], go, H, r, true);                                              \
             memcpy(gc, cb, (size_t)H * sizeof *gc);                                                \
-            act_##SFX(&r->act[d][2], gc, H, r);                                                    \
+            act_##SFX(&r->act[d][2], gc, H, r, false);                                             \
             for (int64_t j = 0; j < H; j++)                                                        \
                 hb[j] = go[j] * gc[j];                                                             \
         }                                                                                          \
@@ -253,7 +254,7 @@ static void gemm_nt(int32_t dt, int64_t M, int64_t N, int64_t K, const void *A, 
             if (!active[b])                                                                        \
                 continue;                                                                          \
             TYPE *gz = g + b * 3 * H, *gr = gz + H;                                                \
-            act_##SFX(&r->act[d][0], gz, 2 * H, r);                                                \
+            act_##SFX(&r->act[d][0], gz, 2 * H, r, true);                                          \
             if (!r->lbr)                                                                           \
                 for (int64_t j = 0; j < H; j++)                                                    \
                     rh[b * H + j] = gr[j] * h[b * H + j];                                          \
@@ -273,7 +274,7 @@ static void gemm_nt(int32_t dt, int64_t M, int64_t N, int64_t K, const void *A, 
             if (hr)                                                                                \
                 for (int64_t j = 0; j < H; j++)                                                    \
                     gh[j] += gr[j] * (hr[b * H + j] + (rbh ? rbh[j] : (T)0));                      \
-            act_##SFX(&r->act[d][1], gh, H, r);                                                    \
+            act_##SFX(&r->act[d][1], gh, H, r, true);                                              \
             for (int64_t j = 0; j < H; j++)                                                        \
                 hb[j] = ((T)1 - gz[j]) * gh[j] + gz[j] * hb[j];                                    \
         }                                                                                          \
