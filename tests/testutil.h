@@ -12,6 +12,7 @@
 
 Suite *suite_graph(void);
 Suite *suite_io(void);
+Suite *suite_kernels_seq(void);
 Suite *suite_tensorfile(void);
 Suite *suite_passes(void);
 Suite *suite_json(void);
