@@ -68,6 +68,15 @@ void *sg__strmap_get(const struct sg__strmap *m, const char *key)
     return m->tags[i] ? m->slots[i].value : NULL;
 }
 
+void sg__strmap_prefetch(const struct sg__strmap *m, const char *key)
+{
+    if (m->cap) {
+        size_t i = (size_t)sg__strhash(key) & (m->cap - 1);
+        __builtin_prefetch(&m->tags[i]);
+        __builtin_prefetch(&m->slots[i]);
+    }
+}
+
 static sg_status rehash(struct sg__strmap *m, size_t new_cap)
 {
     struct sg__strmap_slot *slots = sg_calloc(new_cap, sizeof *slots);
