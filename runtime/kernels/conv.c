@@ -1,0 +1,741 @@
+/*
+ * conv.c - convolutions over any number of spatial dims: Conv,
+ * ConvTranspose, ConvInteger, QLinearConv, and Col2Im (the scatter half of
+ * ConvTranspose, so it lives here).
+ *
+ * Conv lowers each (image, group) to one GEMM through BLAS
+ * (cblas_sgemm / cblas_dgemm): W_g [M/g, C/g * prod(k)] times the im2col
+ * matrix [C/g * prod(k), prod(out)]. A 1x1 convolution with unit strides
+ * and no padding needs no im2col: the input already is that matrix.
+ * Depthwise convolutions (one input channel per group) in 1-D and 2-D run
+ * a direct loop instead, which is faster than GEMMs with one row.
+ * ConvTranspose is the transpose: one GEMM W_g^T * X_g into columns, then
+ * col2im adds them into the output.
+ *
+ * float32 computes in float32; float64 in float64; float16 and bfloat16 are
+ * widened to float32 and rounded back. ConvInteger and QLinearConv
+ * subtract the zero points and run the float64 path: products of 8-bit
+ * integers summed in float64 are exact below 2^53, so the int32
+ * accumulators are exact without an integer GEMM.
+ */
+#include "window.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+/* The shape of one convolution (forward or transposed). */
+struct conv {
+    int64_t N;      /* batch */
+    int64_t C;      /* input channels */
+    int64_t M;      /* output channels */
+    int64_t group;  /* groups */
+    int64_t Cg, Mg; /* channels per group */
+    struct sg_win w;
+};
+
+static bool is_half(int32_t dt)
+{
+    return dt == SG_DTYPE_FLOAT16 || dt == SG_DTYPE_BFLOAT16;
+}
+
+/* Write n floats into tensor Y (float32, float16 or bfloat16). */
+static void store_floats(sg_rt_value *Y, const float *src)
+{
+    uint16_t *h = Y->data;
+    if (Y->dtype == SG_DTYPE_FLOAT16)
+        for (int64_t i = 0; i < Y->numel; i++)
+            h[i] = sg_float_to_half(src[i]);
+    else if (Y->dtype == SG_DTYPE_BFLOAT16)
+        for (int64_t i = 0; i < Y->numel; i++)
+            h[i] = sg_float_to_bf16(src[i]);
+    else if (Y->data != src)
+        memcpy(Y->data, src, (size_t)Y->numel * sizeof(float));
+}
+
+/*
+ * im2col and col2im for element type T. The image is [C, in...] and the
+ * column matrix [C * prod(k), prod(out)], row (c, kernel position), column
+ * output position; image index along axis d is o*stride - pad0 + kp*dil.
+ * im2col fills columns (zeros in the padding); col2im adds them into the
+ * image, which must be initialised.
+ */
+#define DEF_COLS(T, sfx)                                                                           \
+    static void im2col_##sfx(const T *x, T *col, const struct sg_win *w, int64_t C, bool add)      \
+    {                                                                                              \
+        uint32_t n = w->n, last = n - 1;                                                           \
+        int64_t kp[SG_MAX_RANK], op[SG_MAX_RANK], istr[SG_MAX_RANK];                               \
+        int64_t ol = w->out[last], s = w->stride[last], outer = ol ? w->out_size / ol : 0;         \
+        istr[last] = 1;                                                                            \
+        for (uint32_t d = last; d-- > 0;)                                                          \
+            istr[d] = istr[d + 1] * w->in[d + 1];                                                  \
+        T *row = col;                                                                              \
+        for (int64_t c = 0; c < C; c++) {                                                          \
+            T *xc = (T *)x + c * w->in_size;                                                       \
+            memset(kp, 0, n * sizeof kp[0]);                                                       \
+            do {                                                                                   \
+                int64_t off = kp[last] * w->dil[last], lo, hi;                                     \
+                sg_win_range(ol, s, w->pad0[last], off, w->in[last], &lo, &hi);                    \
+                memset(op, 0, n * sizeof op[0]);                                                   \
+                T *dst = row;                                                                      \
+                for (int64_t r = 0; r < outer; r++, dst += ol) {                                   \
+                    bool ok = true;                                                                \
+                    int64_t b = off - w->pad0[last];                                               \
+                    for (uint32_t d = 0; d < last && ok; d++) {                                    \
+                        int64_t i = op[d] * w->stride[d] - w->pad0[d] + kp[d] * w->dil[d];         \
+                        ok = i >= 0 && i < w->in[d];                                               \
+                        b += i * istr[d];                                                          \
+                    }                                                                              \
+                    sg_win_next(op, w->out, last);                                                 \
+                    if (add) {                                                                     \
+                        if (!ok)                                                                   \
+                            continue;                                                              \
+                        if (s == 1)                                                                \
+                            for (int64_t o = lo; o < hi; o++)                                      \
+                                xc[b + o] += dst[o];                                               \
+                        else                                                                       \
+                            for (int64_t o = lo; o < hi; o++)                                      \
+                                xc[b + o * s] += dst[o];                                           \
+                        continue;                                                                  \
+                    }                                                                              \
+                    if (!ok) {                                                                     \
+                        memset(dst, 0, (size_t)ol * sizeof(T));                                    \
+                        continue;                                                                  \
+                    }                                                                              \
+                    if (lo > 0)                                                                    \
+                        memset(dst, 0, (size_t)lo * sizeof(T));                                    \
+                    if (s == 1) {                                                                  \
+                        if (hi > lo)                                                               \
+                            memcpy(dst + lo, xc + b + lo, (size_t)(hi - lo) * sizeof(T));          \
+                    } else {                                                                       \
+                        for (int64_t o = lo; o < hi; o++)                                          \
+                            dst[o] = xc[b + o * s];                                                \
+                    }                                                                              \
+                    if (hi < ol)                                                                   \
+                        memset(dst + hi, 0, (size_t)(ol - hi) * sizeof(T));                        \
+                }                                                                                  \
+                row += w->out_size;                                                                \
+            } while (sg_win_next(kp, w->k, n));                                                    \
+        }                                                                                          \
+    }
+
+DEF_COLS(float, f)
+DEF_COLS(double, d)
+
+/*
+ * Direct depthwise convolution of one channel in 2-D (1-D as height 1):
+ * y[oh, ow] = bias + sum w[kh, kw] * x[oh*sh - ph + kh*dh, ow*sw - pw + kw*dw].
+ */
+#define DEF_DEPTHWISE(T, sfx)                                                                      \
+    static void depthwise_##sfx(const T *x, const T *wt, T bias, T *y, const struct sg_win *w,     \
+                                int64_t *lo, int64_t *hi)                                          \
+    {                                                                                              \
+        int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];                        \
+        int64_t KH = w->k[0], KW = w->k[1], sh = w->stride[0], sw = w->stride[1];                  \
+        for (int64_t kw = 0; kw < KW; kw++)                                                        \
+            sg_win_range(OW, sw, w->pad0[1], kw * w->dil[1], W, &lo[kw], &hi[kw]);                 \
+        for (int64_t oh = 0; oh < OH; oh++) {                                                      \
+            T *yr = y + oh * OW;                                                                   \
+            for (int64_t ow = 0; ow < OW; ow++)                                                    \
+                yr[ow] = bias;                                                                     \
+            for (int64_t kh = 0; kh < KH; kh++) {                                                  \
+                int64_t ih = oh * sh - w->pad0[0] + kh * w->dil[0];                                \
+                if (ih < 0 || ih >= H)                                                             \
+                    continue;                                                                      \
+                const T *xr = x + ih * W;                                                          \
+                for (int64_t kw = 0; kw < KW; kw++) {                                              \
+                    T wv = wt[kh * KW + kw];                                                       \
+                    int64_t b = kw * w->dil[1] - w->pad0[1];                                       \
+                    if (sw == 1)                                                                   \
+                        for (int64_t ow = lo[kw]; ow < hi[kw]; ow++)                               \
+                            yr[ow] += wv * xr[ow + b];                                             \
+                    else                                                                           \
+                        for (int64_t ow = lo[kw]; ow < hi[kw]; ow++)                               \
+                            yr[ow] += wv * xr[ow * sw + b];                                        \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEF_DEPTHWISE(float, f)
+DEF_DEPTHWISE(double, d)
+
+static void gemm_f(bool ta, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                   const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K,
+                1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}
+
+static void gemm_d(bool ta, int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
+                   const double *B, int64_t ldb, double beta, double *C, int64_t ldc)
+{
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K,
+                1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}
+
+/* The 2-D view of a 1-D or 2-D window (1-D becomes height 1). */
+static void win_2d(const struct sg_win *w, struct sg_win *v)
+{
+    if (w->n == 2) {
+        *v = *w;
+        return;
+    }
+    memset(v, 0, sizeof *v);
+    v->n = 2;
+    v->in[0] = v->k[0] = v->out[0] = v->stride[0] = v->dil[0] = 1;
+    v->in[1] = w->in[0];
+    v->k[1] = w->k[0];
+    v->out[1] = w->out[0];
+    v->stride[1] = w->stride[0];
+    v->dil[1] = w->dil[0];
+    v->pad0[1] = w->pad0[0];
+    v->pad1[1] = w->pad1[0];
+    sg_win_sizes(v);
+}
+
+/*
+ * Forward convolution for element type T: y [N, M, out...] from x [N, C,
+ * in...], w [M, C/g, k...] and bias b [M] (NULL: none). col is scratch of
+ * Cg * prod(k) * prod(out) elements (unused when the conv is pointwise or
+ * depthwise); lo/hi of prod(k) entries.
+ */
+#define DEF_CONV(T, sfx)                                                                           \
+    static void conv_##sfx(const struct conv *p, const T *x, const T *w, const T *b, T *y, T *col, \
+                           int64_t *lo, int64_t *hi)                                               \
+    {                                                                                              \
+        const struct sg_win *g = &p->w;                                                            \
+        int64_t K = p->Cg * g->k_size;                                                             \
+        bool pointwise = g->k_size == 1, depthwise = p->Cg == 1 && g->n <= 2;                      \
+        for (uint32_t d = 0; d < g->n; d++)                                                        \
+            if (g->stride[d] != 1 || g->pad0[d] || g->pad1[d])                                     \
+                pointwise = false;                                                                 \
+        if (depthwise && !pointwise) {                                                             \
+            struct sg_win v;                                                                       \
+            win_2d(g, &v);                                                                         \
+            for (int64_t n = 0; n < p->N; n++)                                                     \
+                for (int64_t m = 0; m < p->M; m++)                                                 \
+                    depthwise_##sfx(x + (n * p->C + m / p->Mg) * g->in_size, w + m * g->k_size,    \
+                                    b ? b[m] : (T)0, y + (n * p->M + m) * g->out_size, &v, lo,     \
+                                    hi);                                                           \
+            return;                                                                                \
+        }                                                                                          \
+        for (int64_t n = 0; n < p->N; n++)                                                         \
+            for (int64_t gi = 0; gi < p->group; gi++) {                                            \
+                const T *xg = x + (n * p->C + gi * p->Cg) * g->in_size;                            \
+                T *yg = y + (n * p->M + gi * p->Mg) * g->out_size;                                 \
+                const T *B = xg;                                                                   \
+                if (!pointwise) {                                                                  \
+                    im2col_##sfx(xg, col, g, p->Cg, false);                                        \
+                    B = col;                                                                       \
+                }                                                                                  \
+                if (b)                                                                             \
+                    for (int64_t m = 0; m < p->Mg; m++)                                            \
+                        for (int64_t i = 0; i < g->out_size; i++)                                  \
+                            yg[m * g->out_size + i] = b[gi * p->Mg + m];                           \
+                gemm_##sfx(false, p->Mg, g->out_size, K, w + gi * p->Mg * K, K, B, g->out_size,    \
+                           b ? 1 : 0, yg, g->out_size);                                            \
+            }                                                                                      \
+    }
+
+DEF_CONV(float, f)
+DEF_CONV(double, d)
+
+/*
+ * Transposed convolution for T: y [N, M, out...] from x [N, C, in...], w
+ * [C, M/g, k...], bias b [M] or NULL. y must be zeroed; col holds
+ * Mg * prod(k) * prod(in) elements. The window geometry p->w is that of
+ * the forward conv from y to x (w.in = y's dims, w.out = x's dims).
+ */
+#define DEF_CONVT(T, sfx)                                                                          \
+    static void convt_##sfx(const struct conv *p, const T *x, const T *w, const T *b, T *y,        \
+                            T *col)                                                                \
+    {                                                                                              \
+        const struct sg_win *g = &p->w;                                                            \
+        int64_t R = p->Mg * g->k_size; /* rows of col */                                           \
+        for (int64_t n = 0; n < p->N; n++)                                                         \
+            for (int64_t gi = 0; gi < p->group; gi++) {                                            \
+                const T *xg = x + (n * p->C + gi * p->Cg) * g->out_size;                           \
+                T *yg = y + (n * p->M + gi * p->Mg) * g->in_size;                                  \
+                gemm_##sfx(true, R, g->out_size, p->Cg, w + gi * p->Cg * R, R, xg, g->out_size, 0, \
+                           col, g->out_size);                                                      \
+                im2col_##sfx(yg, col, g, p->Mg, true);                                             \
+                if (b)                                                                             \
+                    for (int64_t m = 0; m < p->Mg; m++)                                            \
+                        for (int64_t i = 0; i < g->in_size; i++)                                   \
+                            yg[m * g->in_size + i] += b[gi * p->Mg + m];                           \
+            }                                                                                      \
+    }
+
+DEF_CONVT(float, f)
+DEF_CONVT(double, d)
+
+/* ------------------------------------------------------- shape checks */
+
+/* Fails unless every BLAS dimension fits an int. */
+static sg_status check_blas(struct sg_kctx *k, const int64_t *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] > INT_MAX)
+            return sg_kfail(k, SG_ETOOBIG, "a GEMM dimension (%lld) exceeds the BLAS int range",
+                            (long long)v[i]);
+    return SG_OK;
+}
+
+/*
+ * Common checks of Conv-like ops: X [N, C, in...] and W of equal rank >= 3,
+ * kernel_shape (if given) equal to W's spatial dims, groups dividing the
+ * channels. transposed: W is [C, M/g, k...]. Fills p (except the output
+ * geometry of ConvTranspose).
+ */
+static sg_status conv_setup(struct sg_kctx *k, const sg_rt_value *X, const sg_rt_value *W,
+                            bool transposed, struct conv *p)
+{
+    memset(p, 0, sizeof *p);
+    if (X->rank < 3 || W->rank != X->rank)
+        return sg_kfail(k, SG_ESHAPE,
+                        "input X %s and weight W %s must have equal rank >= 3 "
+                        "(batch, channels, spatial dims)",
+                        sg_kshape(k, X), sg_kshape(k, W));
+    p->w.n = X->rank - 2;
+    p->N = X->dims[0];
+    p->C = X->dims[1];
+    p->group = sg_kattr_int(k, "group", 1);
+    if (p->group < 1)
+        return sg_kfail(k, SG_EINVAL, "group %lld must be >= 1", (long long)p->group);
+    if (transposed) {
+        if (W->dims[0] != p->C || p->C % p->group)
+            return sg_kfail(k, SG_ESHAPE,
+                            "input X %s has %lld channels but weight W %s has %lld input "
+                            "channels (group %lld)",
+                            sg_kshape(k, X), (long long)p->C, sg_kshape(k, W),
+                            (long long)W->dims[0], (long long)p->group);
+        p->Cg = p->C / p->group;
+        p->Mg = W->dims[1];
+        p->M = p->Mg * p->group;
+    } else {
+        p->Cg = W->dims[1];
+        p->M = W->dims[0];
+        if (p->Cg * p->group != p->C || p->M % p->group)
+            return sg_kfail(k, SG_ESHAPE,
+                            "input X %s has %lld channels but weight W %s takes %lld per group "
+                            "for %lld groups (and its %lld output channels must divide by the "
+                            "groups)",
+                            sg_kshape(k, X), (long long)p->C, sg_kshape(k, W), (long long)p->Cg,
+                            (long long)p->group, (long long)p->M);
+        p->Mg = p->M / p->group;
+    }
+    const int64_t *ks;
+    int64_t nk = sg_kattr_ints(k, "kernel_shape", &ks);
+    for (uint32_t d = 0; d < p->w.n; d++) {
+        p->w.k[d] = W->dims[d + 2];
+        if (nk > 0 && (nk != (int64_t)p->w.n || ks[d] != W->dims[d + 2]))
+            return sg_kfail(k, SG_ESHAPE, "kernel_shape %s does not match weight W %s",
+                            sg_kdims(k, ks, (uint32_t)nk), sg_kshape(k, W));
+    }
+    return SG_OK;
+}
+
+/* Bias B [M] check. */
+static sg_status check_bias(struct sg_kctx *k, const sg_rt_value *B, int64_t M,
+                            const sg_rt_value *W)
+{
+    if (B && (B->rank != 1 || B->dims[0] != M))
+        return sg_kfail(k, SG_ESHAPE, "bias B %s must be [%lld] for weight W %s", sg_kshape(k, B),
+                        (long long)M, sg_kshape(k, W));
+    return SG_OK;
+}
+
+/* Scratch for conv_*: col and lo/hi. */
+static sg_status conv_scratch(struct sg_kctx *k, const struct conv *p, size_t esz, void **col,
+                              int64_t **lo, int64_t **hi)
+{
+    const struct sg_win *g = &p->w;
+    int64_t dims[3] = {p->Mg, g->out_size, p->Cg * g->k_size};
+    sg_status st = check_blas(k, dims, 3);
+    if (st)
+        return st;
+    size_t n = (size_t)(p->Cg * g->k_size * g->out_size) + 1;
+    *col = sg_kscratch(k, n * esz);
+    *lo = sg_kscratch(k, (size_t)(g->k_size + 1) * sizeof(int64_t));
+    *hi = sg_kscratch(k, (size_t)(g->k_size + 1) * sizeof(int64_t));
+    if (!*col || !*lo || !*hi)
+        return sg_kfail(k, SG_ENOMEM, "out of memory for a %lld x %lld im2col buffer",
+                        (long long)(p->Cg * g->k_size), (long long)g->out_size);
+    return SG_OK;
+}
+
+/* Output dims [N, M, out...]. */
+static void out_dims(const struct conv *p, const int64_t *sp, int64_t *od)
+{
+    od[0] = p->N;
+    od[1] = p->M;
+    for (uint32_t d = 0; d < p->w.n; d++)
+        od[d + 2] = sp[d];
+}
+
+/* ------------------------------------------------------------- Conv */
+
+static sg_status run_conv(struct sg_kctx *k)
+{
+    const sg_rt_value *X = sg_kin(k, 0), *W = sg_kin(k, 1), *B = sg_kin(k, 2);
+    struct conv p;
+    int auto_pad;
+    sg_status st;
+    if (W->dtype != X->dtype || (B && B->dtype != X->dtype))
+        return sg_kfail(k, SG_ETYPE, "inputs differ in type: X %s, W %s%s%s", sg_kshape(k, X),
+                        sg_kshape(k, W), B ? ", B " : "", B ? sg_kshape(k, B) : "");
+    if ((st = conv_setup(k, X, W, false, &p)) || (st = check_bias(k, B, p.M, W)) ||
+        (st = sg_win_attrs(k, &p.w, X, true, &auto_pad)) ||
+        (st = sg_win_forward(k, &p.w, X, auto_pad, false)))
+        return st;
+    int64_t od[SG_MAX_RANK];
+    out_dims(&p, p.w.out, od);
+    sg_rt_value *Y;
+    if ((st = sg_kout(k, 0, X->dtype, od, X->rank, &Y)))
+        return st;
+    if (!Y->numel)
+        return SG_OK;
+    void *col;
+    int64_t *lo, *hi;
+    if ((st = conv_scratch(k, &p, X->dtype == SG_DTYPE_DOUBLE ? sizeof(double) : sizeof(float),
+                           &col, &lo, &hi)))
+        return st;
+    if (X->dtype == SG_DTYPE_DOUBLE) {
+        conv_d(&p, X->data, W->data, B ? B->data : NULL, Y->data, col, lo, hi);
+        return SG_OK;
+    }
+    const float *x = sg_kfloats(k, X), *w = sg_kfloats(k, W), *b = B ? sg_kfloats(k, B) : NULL;
+    float *y = is_half(X->dtype) ? sg_kscratch(k, (size_t)Y->numel * sizeof(float)) : Y->data;
+    if (!x || !w || (B && !b) || !y)
+        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    conv_f(&p, x, w, b, y, col, lo, hi);
+    store_floats(Y, y);
+    return SG_OK;
+}
+
+/* ---------------------------------------------------- ConvTranspose */
+
+static sg_status run_conv_transpose(struct sg_kctx *k)
+{
+    const sg_rt_value *X = sg_kin(k, 0), *W = sg_kin(k, 1), *B = sg_kin(k, 2);
+    struct conv p;
+    int auto_pad;
+    sg_status st;
+    if (W->dtype != X->dtype || (B && B->dtype != X->dtype))
+        return sg_kfail(k, SG_ETYPE, "inputs differ in type: X %s, W %s%s%s", sg_kshape(k, X),
+                        sg_kshape(k, W), B ? ", B " : "", B ? sg_kshape(k, B) : "");
+    if ((st = conv_setup(k, X, W, true, &p)) || (st = check_bias(k, B, p.M, W)) ||
+        (st = sg_win_attrs(k, &p.w, X, true, &auto_pad)))
+        return st;
+    struct sg_win *g = &p.w;
+    uint32_t n = g->n;
+    int64_t opad[SG_MAX_RANK], oshape[SG_MAX_RANK];
+    if ((st = sg_win_ints(k, "output_padding", n, 0, 0, opad)))
+        return st;
+    const int64_t *os;
+    int64_t nos = sg_kattr_ints(k, "output_shape", &os);
+    if (nos > 0 && nos != (int64_t)n && nos != (int64_t)n + 2)
+        return sg_kfail(k, SG_EINVAL, "output_shape %s does not have %u spatial dims",
+                        sg_kdims(k, os, (uint32_t)nos), n);
+    /* g->in holds X's spatial dims for now; the geometry is then turned
+     * around so that g describes the forward conv from Y to X. */
+    for (uint32_t d = 0; d < n; d++) {
+        int64_t in = g->in[d], s = g->stride[d], ek = (g->k[d] - 1) * g->dil[d] + 1;
+        int64_t full = s * (in - 1) + opad[d] + ek, out;
+        if (nos > 0 || auto_pad == 1 || auto_pad == 2) {
+            out = nos > 0 ? os[nos - n + d] : in * s;
+            int64_t total = full - out, half = sg_win_floordiv(total, 2);
+            g->pad0[d] = auto_pad == 1 ? half : total - half;
+            g->pad1[d] = total - g->pad0[d];
+        } else {
+            if (auto_pad == 3)
+                g->pad0[d] = g->pad1[d] = 0;
+            out = full - g->pad0[d] - g->pad1[d];
+        }
+        if (out < 0)
+            return sg_kfail(k, SG_ESHAPE, "output size %lld on spatial axis %u for input X %s",
+                            (long long)out, d, sg_kshape(k, X));
+        oshape[d] = out;
+        g->out[d] = in;
+        g->in[d] = out;
+    }
+    sg_win_sizes(g);
+    int64_t od[SG_MAX_RANK];
+    out_dims(&p, oshape, od);
+    sg_rt_value *Y;
+    if ((st = sg_kout(k, 0, X->dtype, od, X->rank, &Y)))
+        return st;
+    if (!Y->numel)
+        return SG_OK;
+    int64_t dims[3] = {p.Mg * g->k_size, g->out_size, p.Cg};
+    if ((st = check_blas(k, dims, 3)))
+        return st;
+    size_t esz = X->dtype == SG_DTYPE_DOUBLE ? sizeof(double) : sizeof(float);
+    void *col = sg_kscratch(k, (size_t)(p.Mg * g->k_size * g->out_size + 1) * esz);
+    if (!col)
+        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    if (X->dtype == SG_DTYPE_DOUBLE) {
+        convt_d(&p, X->data, W->data, B ? B->data : NULL, Y->data, col);
+        return SG_OK;
+    }
+    const float *x = sg_kfloats(k, X), *w = sg_kfloats(k, W), *b = B ? sg_kfloats(k, B) : NULL;
+    float *y = Y->data;
+    if (is_half(X->dtype) && (y = sg_kscratch(k, (size_t)Y->numel * sizeof(float))))
+        memset(y, 0, (size_t)Y->numel * sizeof(float));
+    if (!x || !w || (B && !b) || !y)
+        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    convt_f(&p, x, w, b, y, col);
+    store_floats(Y, y);
+    return SG_OK;
+}
+
+/* --------------------------------------------------- integer convolutions */
+
+/* Zero point input i: a scalar (per tensor) or, when per_channel > 0, a
+ * 1-D tensor of per_channel entries; *n receives its element count (0 when
+ * omitted). */
+static sg_status zero_point(struct sg_kctx *k, uint32_t i, const char *what, const sg_rt_value *of,
+                            int64_t per_channel, int64_t *n)
+{
+    const sg_rt_value *Z = sg_kin(k, i);
+    *n = 0;
+    if (!Z)
+        return SG_OK;
+    if (Z->dtype != of->dtype)
+        return sg_kfail(k, SG_ETYPE, "%s %s must have the type of %s", what, sg_kshape(k, Z),
+                        sg_kshape(k, of));
+    if (Z->numel != 1 && !(per_channel > 0 && Z->rank == 1 && Z->numel == per_channel))
+        return sg_kfail(k, SG_ESHAPE, "%s %s must be a scalar%s for %s", what, sg_kshape(k, Z),
+                        per_channel > 0 ? " or have one entry per output channel" : "",
+                        sg_kshape(k, of));
+    *n = Z->numel;
+    return SG_OK;
+}
+
+/* x - zero point as doubles in scratch (zp of one entry). */
+static double *shifted_input(struct sg_kctx *k, const sg_rt_value *X, const sg_rt_value *Z)
+{
+    double *v = sg_kscratch(k, (size_t)(X->numel + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    double z = Z ? sg_rt_get_f64(Z, 0) : 0;
+    if (X->dtype == SG_DTYPE_UINT8) {
+        const uint8_t *x = X->data;
+        for (int64_t i = 0; i < X->numel; i++)
+            v[i] = x[i] - z;
+    } else {
+        const int8_t *x = X->data;
+        for (int64_t i = 0; i < X->numel; i++)
+            v[i] = x[i] - z;
+    }
+    return v;
+}
+
+/* w - zero point (per tensor or per output channel, of M blocks). */
+static double *shifted_weight(struct sg_kctx *k, const sg_rt_value *W, const sg_rt_value *Z,
+                              int64_t M)
+{
+    double *v = shifted_input(k, W, NULL);
+    if (!v || !Z)
+        return v;
+    int64_t per = M ? W->numel / M : 0;
+    for (int64_t i = 0; i < W->numel; i++)
+        v[i] -= sg_rt_get_f64(Z, Z->numel == 1 ? 0 : i / per);
+    return v;
+}
+
+/*
+ * The integer accumulators of ConvInteger / QLinearConv as doubles:
+ * inputs X, W and their zero points at xz, wz. *Yd gets [N, M, out...]
+ * elements and od the output dims.
+ */
+static sg_status int_conv(struct sg_kctx *k, uint32_t xi, uint32_t xz, uint32_t wi, uint32_t wz,
+                          struct conv *p, int64_t *od, double **Yd)
+{
+    const sg_rt_value *X = sg_kin(k, xi), *W = sg_kin(k, wi);
+    int auto_pad;
+    int64_t nz;
+    sg_status st;
+    if ((X->dtype != SG_DTYPE_UINT8 && X->dtype != SG_DTYPE_INT8) ||
+        (W->dtype != SG_DTYPE_UINT8 && W->dtype != SG_DTYPE_INT8))
+        return sg_kfail(k, SG_ETYPE, "x %s and w %s must be uint8 or int8", sg_kshape(k, X),
+                        sg_kshape(k, W));
+    if ((st = conv_setup(k, X, W, false, p)) || (st = sg_win_attrs(k, &p->w, X, true, &auto_pad)) ||
+        (st = sg_win_forward(k, &p->w, X, auto_pad, false)) ||
+        (st = zero_point(k, xz, "x_zero_point", X, 0, &nz)) ||
+        (st = zero_point(k, wz, "w_zero_point", W, p->M, &nz)))
+        return st;
+    out_dims(p, p->w.out, od);
+    double *x = shifted_input(k, X, sg_kin(k, xz)), *w = shifted_weight(k, W, sg_kin(k, wz), p->M);
+    int64_t ny = p->N * p->M * p->w.out_size;
+    *Yd = sg_kscratch(k, (size_t)(ny + 1) * sizeof(double));
+    if (!x || !w || !*Yd)
+        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    if (!ny)
+        return SG_OK;
+    void *col;
+    int64_t *lo, *hi;
+    if ((st = conv_scratch(k, p, sizeof(double), &col, &lo, &hi)))
+        return st;
+    conv_d(p, x, w, NULL, *Yd, col, lo, hi);
+    return SG_OK;
+}
+
+static sg_status run_conv_integer(struct sg_kctx *k)
+{
+    struct conv p;
+    int64_t od[SG_MAX_RANK];
+    double *acc;
+    sg_rt_value *Y;
+    sg_status st = int_conv(k, 0, 2, 1, 3, &p, od, &acc);
+    if (st || (st = sg_kout(k, 0, SG_DTYPE_INT32, od, p.w.n + 2, &Y)))
+        return st;
+    int32_t *y = Y->data;
+    for (int64_t i = 0; i < Y->numel; i++)
+        y[i] = (int32_t)acc[i];
+    return SG_OK;
+}
+
+/* A scale input: positive float32 scalar, or 1-D of `per` entries when
+ * per > 0. */
+static sg_status scale_input(struct sg_kctx *k, uint32_t i, const char *what, int64_t per)
+{
+    const sg_rt_value *S = sg_kin(k, i);
+    if (!S || S->dtype != SG_DTYPE_FLOAT)
+        return sg_kfail(k, SG_ETYPE, "%s must be a float32 tensor, got %s", what,
+                        S ? sg_kshape(k, S) : "nothing");
+    if (S->numel != 1 && !(per > 0 && S->rank == 1 && S->numel == per))
+        return sg_kfail(k, SG_ESHAPE, "%s %s must be a scalar%s", what, sg_kshape(k, S),
+                        per > 0 ? " or have one entry per output channel" : "");
+    return SG_OK;
+}
+
+/*
+ * QLinearConv: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
+ * y_zero_point, B. y = saturate(round_half_even((acc + B) * x_scale *
+ * w_scale / y_scale) + y_zero_point), the scale product in float32 like
+ * ONNX Runtime.
+ */
+static sg_status run_qlinear_conv(struct sg_kctx *k)
+{
+    struct conv p;
+    int64_t od[SG_MAX_RANK], nz;
+    double *acc;
+    sg_rt_value *Y;
+    const sg_rt_value *X = sg_kin(k, 0), *YZ = sg_kin(k, 7), *B = sg_kin(k, 8);
+    sg_status st = int_conv(k, 0, 2, 3, 5, &p, od, &acc);
+    if (st || (st = scale_input(k, 1, "x_scale", 0)) || (st = scale_input(k, 4, "w_scale", p.M)) ||
+        (st = scale_input(k, 6, "y_scale", 0)))
+        return st;
+    if (YZ && (st = zero_point(k, 7, "y_zero_point", YZ, 0, &nz)))
+        return st;
+    if (B && (B->dtype != SG_DTYPE_INT32 || B->rank != 1 || B->dims[0] != p.M))
+        return sg_kfail(k, SG_ESHAPE, "bias B %s must be int32[%lld]", sg_kshape(k, B),
+                        (long long)p.M);
+    int32_t ydt = YZ ? YZ->dtype : X->dtype;
+    if ((st = sg_kout(k, 0, ydt, od, p.w.n + 2, &Y)))
+        return st;
+    const float xs = *(const float *)sg_kin(k, 1)->data, ys = *(const float *)sg_kin(k, 6)->data;
+    const sg_rt_value *WS = sg_kin(k, 4);
+    const float *ws = WS->data;
+    double yz = YZ ? sg_rt_get_f64(YZ, 0) : 0;
+    double lo = ydt == SG_DTYPE_UINT8 ? 0 : -128, hi = ydt == SG_DTYPE_UINT8 ? 255 : 127;
+    int64_t plane = p.w.out_size;
+    for (int64_t i = 0; i < Y->numel; i++) {
+        int64_t m = (i / plane) % p.M;
+        float scale = xs * ws[WS->numel == 1 ? 0 : m] / ys;
+        double a = acc[i] + (B ? ((const int32_t *)B->data)[m] : 0);
+        double v = nearbyint((double)((float)a * scale)) + yz;
+        v = v < lo ? lo : v > hi ? hi : v;
+        if (ydt == SG_DTYPE_UINT8)
+            ((uint8_t *)Y->data)[i] = (uint8_t)v;
+        else
+            ((int8_t *)Y->data)[i] = (int8_t)v;
+    }
+    return SG_OK;
+}
+
+/* ------------------------------------------------------------ Col2Im */
+
+/* Col2Im (opset 18): input [N, C * prod(block_shape), L] to [N, C,
+ * image_shape...], adding overlapping blocks. */
+static sg_status run_col2im(struct sg_kctx *k)
+{
+    const sg_rt_value *X = sg_kin(k, 0);
+    const int64_t *img, *blk;
+    int64_t ni, nb;
+    sg_status st;
+    if ((st = sg_kin_ints(k, 1, &img, &ni)) || (st = sg_kin_ints(k, 2, &blk, &nb)))
+        return st;
+    if (X->rank != 3 || ni != nb || ni < 1 || ni + 2 > SG_MAX_RANK)
+        return sg_kfail(k, SG_ESHAPE,
+                        "input %s must be [N, C*prod(block_shape), L] and image_shape %s and "
+                        "block_shape %s of one length",
+                        sg_kshape(k, X), sg_kdims(k, img, (uint32_t)ni),
+                        sg_kdims(k, blk, (uint32_t)nb));
+    struct sg_win w;
+    memset(&w, 0, sizeof w);
+    w.n = (uint32_t)ni;
+    int64_t kprod = 1;
+    for (uint32_t d = 0; d < w.n; d++) {
+        if (img[d] < 0 || blk[d] < 1)
+            return sg_kfail(k, SG_EINVAL, "bad image_shape %s or block_shape %s",
+                            sg_kdims(k, img, w.n), sg_kdims(k, blk, w.n));
+        w.k[d] = blk[d];
+        kprod *= blk[d];
+    }
+    int64_t od[SG_MAX_RANK];
+    od[0] = X->dims[0];
+    od[1] = X->dims[1] / kprod;
+    for (uint32_t d = 0; d < w.n; d++)
+        od[d + 2] = img[d];
+    /* sg_win_attrs reads the spatial dims from a tensor: give it the image. */
+    sg_rt_value shape;
+    memset(&shape, 0, sizeof shape);
+    shape.rank = w.n + 2;
+    memcpy(shape.dims, od, shape.rank * sizeof od[0]);
+    int auto_pad;
+    if ((st = sg_win_attrs(k, &w, &shape, true, &auto_pad)) ||
+        (st = sg_win_forward(k, &w, &shape, 0, false)))
+        return st;
+    if (X->dims[1] % kprod || X->dims[2] != w.out_size)
+        return sg_kfail(
+            k, SG_ESHAPE, "input %s does not hold blocks of %s for image %s (want %lld blocks)",
+            sg_kshape(k, X), sg_kdims(k, blk, w.n), sg_kdims(k, img, w.n), (long long)w.out_size);
+    sg_rt_value *Y;
+    if ((st = sg_kout(k, 0, X->dtype, od, w.n + 2, &Y)))
+        return st;
+    int64_t C = od[1], per_in = X->dims[1] * X->dims[2], per_out = C * w.in_size;
+    if (!Y->numel || !per_in)
+        return SG_OK;
+    if (X->dtype == SG_DTYPE_DOUBLE) {
+        for (int64_t n = 0; n < od[0]; n++)
+            im2col_d((double *)Y->data + n * per_out, (double *)X->data + n * per_in, &w, C, true);
+        return SG_OK;
+    }
+    const float *x = sg_kfloats(k, X);
+    float *y = Y->data;
+    if (is_half(X->dtype) && (y = sg_kscratch(k, (size_t)Y->numel * sizeof(float))))
+        memset(y, 0, (size_t)Y->numel * sizeof(float));
+    if (!x || !y)
+        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    for (int64_t n = 0; n < od[0]; n++)
+        im2col_f(y + n * per_out, (float *)x + n * per_in, &w, C, true);
+    store_floats(Y, y);
+    return SG_OK;
+}
+
+#define FL SG_KT_FLOATS
+#define Q8 (SG_KT(SG_DTYPE_UINT8) | SG_KT(SG_DTYPE_INT8))
+static const struct sg_kernel kernels[] = {
+    {"", "Conv", 1, 0, FL, 0, run_conv},
+    {"", "Conv", 11, 0, FL, 0, run_conv},
+    {"", "ConvTranspose", 1, 0, FL, 0, run_conv_transpose},
+    {"", "ConvTranspose", 11, 0, FL, 0, run_conv_transpose},
+    {"", "ConvInteger", 10, 0, Q8, 0, run_conv_integer},
+    {"", "QLinearConv", 10, 0, Q8, 0, run_qlinear_conv},
+    {"", "Col2Im", 18, 0, FL, 0, run_col2im},
+};
+SG_KERNEL_FAMILY(conv, kernels);
