@@ -402,9 +402,9 @@ void sg_rt_free(sg_rt *rt)
     if (!rt)
         return;
     if (rt->main) {
-        for (uint32_t i = 0; i < rt->main->n_inputs; i++)
+        for (uint32_t i = 0; rt->bound && i < rt->main->n_inputs; i++)
             sg_rt_value_unref(rt->bound[i]);
-        for (uint32_t i = 0; i < rt->main->n_outputs; i++)
+        for (uint32_t i = 0; rt->results && i < rt->main->n_outputs; i++)
             sg_rt_value_unref(rt->results[i]);
     }
     sg_free(rt->bound);

@@ -469,6 +469,46 @@ void sg_rt_copy_strided(void *dst, const void *src, size_t elem_size, uint32_t r
     }
 }
 
+/* ------------------------------------------------------- sliding windows */
+
+sg_status sg_kwindow(struct sg_kctx *k, uint32_t nsp, const int64_t *in, const int64_t *kk,
+                     const int64_t *stride, const int64_t *dil, int64_t *pad0, int64_t *pad1,
+                     bool ceil_mode, int64_t *out)
+{
+    const char *ap = sg_kattr_string(k, "auto_pad", "NOTSET");
+    bool same_upper = strcmp(ap, "SAME_UPPER") == 0, same_lower = strcmp(ap, "SAME_LOWER") == 0;
+    bool valid = strcmp(ap, "VALID") == 0;
+    if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") != 0)
+        return sg_kfail(k, SG_EINVAL, "unknown auto_pad '%s'", ap);
+    for (uint32_t i = 0; i < nsp; i++) {
+        int64_t ext = dil[i] * (kk[i] - 1) + 1;
+        if (same_upper || same_lower) {
+            int64_t o = (in[i] + stride[i] - 1) / stride[i];
+            int64_t total = (o - 1) * stride[i] + ext - in[i];
+            if (total < 0)
+                total = 0;
+            pad0[i] = same_upper ? total / 2 : total - total / 2;
+            pad1[i] = total - pad0[i];
+            out[i] = o;
+            continue;
+        }
+        if (valid)
+            pad0[i] = pad1[i] = 0;
+        int64_t span = in[i] + pad0[i] + pad1[i] - ext;
+        if (span < 0)
+            return sg_kfail(k, SG_ESHAPE,
+                            "window of %lld (kernel %lld, dilation %lld) is larger than the "
+                            "padded input %lld on spatial axis %u",
+                            (long long)ext, (long long)kk[i], (long long)dil[i],
+                            (long long)(in[i] + pad0[i] + pad1[i]), i);
+        out[i] = (ceil_mode ? (span + stride[i] - 1) / stride[i] : span / stride[i]) + 1;
+        /* A last window starting in the end padding is dropped. */
+        if (ceil_mode && (out[i] - 1) * stride[i] >= in[i] + pad0[i])
+            out[i]--;
+    }
+    return SG_OK;
+}
+
 /* -------------------------------------------------------- broadcasting */
 
 sg_status sg_bcast_init_dims(struct sg_kctx *k, struct sg_bcast *b, uint32_t n,

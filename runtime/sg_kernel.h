@@ -204,12 +204,6 @@ sg_status sg_kaxis(struct sg_kctx *k, int64_t axis, uint32_t rank, uint32_t *out
  * else a converted copy in scratch). NULL when out of memory. */
 const float *sg_kfloats(struct sg_kctx *k, const sg_rt_value *v);
 
-/* Element i of any numeric/bool tensor as double / int64 / set from one. */
-double sg_rt_get_f64(const sg_rt_value *t, int64_t i);
-int64_t sg_rt_get_i64(const sg_rt_value *t, int64_t i);
-void sg_rt_set_f64(sg_rt_value *t, int64_t i, double v);
-void sg_rt_set_i64(sg_rt_value *t, int64_t i, int64_t v);
-
 /* Row-major strides (in elements) of dims into strides[rank]. */
 void sg_rt_strides(const int64_t *dims, uint32_t rank, int64_t *strides);
 
@@ -221,6 +215,20 @@ void sg_rt_strides(const int64_t *dims, uint32_t rank, int64_t *strides);
  */
 void sg_rt_copy_strided(void *dst, const void *src, size_t elem_size, uint32_t rank,
                         const int64_t *dims, const int64_t *src_strides, int64_t src_offset);
+
+/* ---------------------------------------------------- sliding windows */
+
+/*
+ * Output sizes of a sliding window (convolution, pooling) over nsp spatial
+ * dims: in[], kernel kk[], stride[], dil[] and pads pad0[] (begin) / pad1[]
+ * (end, updated when the node's auto_pad attribute is SAME_UPPER,
+ * SAME_LOWER or VALID). ceil_mode rounds up but drops a last window that
+ * would start in the end padding. Fails naming the axis when the window is
+ * larger than the padded input.
+ */
+sg_status sg_kwindow(struct sg_kctx *k, uint32_t nsp, const int64_t *in, const int64_t *kk,
+                     const int64_t *stride, const int64_t *dil, int64_t *pad0, int64_t *pad1,
+                     bool ceil_mode, int64_t *out);
 
 /* -------------------------------------------------------- broadcasting */
 

@@ -130,6 +130,15 @@ void sg_rt_value_unref(sg_rt_value *v);
 /* "float32[2,3]" / "seq(float32)[4]" / "optional(none)" into buf. */
 char *sg_rt_value_format(const sg_rt_value *v, char *buf, size_t size);
 
+/* Element i of a numeric or bool tensor as double / int64, and set from
+ * one (converting to the tensor's dtype: float to integer truncates toward
+ * zero and saturates at the int64 range, NaN becomes 0; integers then wrap
+ * to narrower types). Slow but general: for rare ops and tools. */
+double sg_rt_get_f64(const sg_rt_value *t, int64_t i);
+int64_t sg_rt_get_i64(const sg_rt_value *t, int64_t i);
+void sg_rt_set_f64(sg_rt_value *t, int64_t i, double v);
+void sg_rt_set_i64(sg_rt_value *t, int64_t i, int64_t v);
+
 /* "[2,3,4]" into buf. */
 char *sg_rt_dims_format(const int64_t *dims, uint32_t rank, char *buf, size_t size);
 

@@ -29,6 +29,7 @@ struct sg_command {
 
 extern const struct sg_command sg_cmd_inspect;
 extern const struct sg_command sg_cmd_convert;
+extern const struct sg_command sg_cmd_run;
 
 /* "surgeon: error: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

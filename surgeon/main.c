@@ -13,6 +13,7 @@
 static const struct sg_command *const commands[] = {
     &sg_cmd_inspect,
     &sg_cmd_convert,
+    &sg_cmd_run,
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -13,6 +13,7 @@
 Suite *suite_graph(void);
 Suite *suite_io(void);
 Suite *suite_tensorfile(void);
+Suite *suite_runtime(void);
 
 /* Assert a status is SG_OK, printing the diagnostic when it is not. */
 #define ck_assert_ok(expr, diag)                                                                   \

@@ -381,14 +381,12 @@ static sg_status run_conv(struct sg_kctx *k)
 {
     const sg_rt_value *X = sg_kin(k, 0), *W = sg_kin(k, 1), *B = sg_kin(k, 2);
     struct conv p;
-    int auto_pad;
     sg_status st;
     if (W->dtype != X->dtype || (B && B->dtype != X->dtype))
         return sg_kfail(k, SG_ETYPE, "inputs differ in type: X %s, W %s%s%s", sg_kshape(k, X),
                         sg_kshape(k, W), B ? ", B " : "", B ? sg_kshape(k, B) : "");
     if ((st = conv_setup(k, X, W, false, &p)) || (st = check_bias(k, B, p.M, W)) ||
-        (st = sg_win_attrs(k, &p.w, X, true, &auto_pad)) ||
-        (st = sg_win_forward(k, &p.w, X, auto_pad, false)))
+        (st = sg_win_attrs(k, &p.w, X, true)) || (st = sg_win_forward(k, &p.w, false)))
         return st;
     int64_t od[SG_MAX_RANK];
     out_dims(&p, p.w.out, od);
@@ -421,14 +419,21 @@ static sg_status run_conv_transpose(struct sg_kctx *k)
 {
     const sg_rt_value *X = sg_kin(k, 0), *W = sg_kin(k, 1), *B = sg_kin(k, 2);
     struct conv p;
-    int auto_pad;
     sg_status st;
     if (W->dtype != X->dtype || (B && B->dtype != X->dtype))
         return sg_kfail(k, SG_ETYPE, "inputs differ in type: X %s, W %s%s%s", sg_kshape(k, X),
                         sg_kshape(k, W), B ? ", B " : "", B ? sg_kshape(k, B) : "");
     if ((st = conv_setup(k, X, W, true, &p)) || (st = check_bias(k, B, p.M, W)) ||
-        (st = sg_win_attrs(k, &p.w, X, true, &auto_pad)))
+        (st = sg_win_attrs(k, &p.w, X, true)))
         return st;
+    /* auto_pad of ConvTranspose pads the output (sg_kwindow does not apply). */
+    const char *ap = sg_kattr_string(k, "auto_pad", "NOTSET");
+    int auto_pad = strcmp(ap, "SAME_UPPER") == 0   ? 1
+                   : strcmp(ap, "SAME_LOWER") == 0 ? 2
+                   : strcmp(ap, "VALID") == 0      ? 3
+                                                   : 0;
+    if (!auto_pad && *ap && strcmp(ap, "NOTSET") != 0)
+        return sg_kfail(k, SG_EINVAL, "unknown auto_pad '%s'", ap);
     struct sg_win *g = &p.w;
     uint32_t n = g->n;
     int64_t opad[SG_MAX_RANK], oshape[SG_MAX_RANK];
@@ -555,15 +560,14 @@ static sg_status int_conv(struct sg_kctx *k, uint32_t xi, uint32_t xz, uint32_t 
                           struct conv *p, int64_t *od, double **Yd)
 {
     const sg_rt_value *X = sg_kin(k, xi), *W = sg_kin(k, wi);
-    int auto_pad;
     int64_t nz;
     sg_status st;
     if ((X->dtype != SG_DTYPE_UINT8 && X->dtype != SG_DTYPE_INT8) ||
         (W->dtype != SG_DTYPE_UINT8 && W->dtype != SG_DTYPE_INT8))
         return sg_kfail(k, SG_ETYPE, "x %s and w %s must be uint8 or int8", sg_kshape(k, X),
                         sg_kshape(k, W));
-    if ((st = conv_setup(k, X, W, false, p)) || (st = sg_win_attrs(k, &p->w, X, true, &auto_pad)) ||
-        (st = sg_win_forward(k, &p->w, X, auto_pad, false)) ||
+    if ((st = conv_setup(k, X, W, false, p)) || (st = sg_win_attrs(k, &p->w, X, true)) ||
+        (st = sg_win_forward(k, &p->w, false)) ||
         (st = zero_point(k, xz, "x_zero_point", X, 0, &nz)) ||
         (st = zero_point(k, wz, "w_zero_point", W, p->M, &nz)))
         return st;
@@ -696,9 +700,7 @@ static sg_status run_col2im(struct sg_kctx *k)
     memset(&shape, 0, sizeof shape);
     shape.rank = w.n + 2;
     memcpy(shape.dims, od, shape.rank * sizeof od[0]);
-    int auto_pad;
-    if ((st = sg_win_attrs(k, &w, &shape, true, &auto_pad)) ||
-        (st = sg_win_forward(k, &w, &shape, 0, false)))
+    if ((st = sg_win_attrs(k, &w, &shape, true)) || (st = sg_win_forward(k, &w, false)))
         return st;
     if (X->dims[1] % kprod || X->dims[2] != w.out_size)
         return sg_kfail(

@@ -183,11 +183,10 @@ static sg_status run_pool(struct sg_kctx *k)
                             sg_kdims(k, ks, w->n));
         w->k[d] = ks[d];
     }
-    int auto_pad;
     bool ceil_mode = sg_kattr_int(k, "ceil_mode", 0) != 0;
     sg_status st;
-    if ((st = sg_win_attrs(k, w, X, P.mode == PMAX || P.mode == PLP, &auto_pad)) ||
-        (st = sg_win_forward(k, w, X, auto_pad, ceil_mode)))
+    if ((st = sg_win_attrs(k, w, X, P.mode == PMAX || P.mode == PLP)) ||
+        (st = sg_win_forward(k, w, ceil_mode)))
         return st;
     P.count_pad = sg_kattr_int(k, "count_include_pad", 0) != 0;
     P.col_major = sg_kattr_int(k, "storage_order", 0) != 0;
@@ -311,8 +310,7 @@ static sg_status run_max_unpool(struct sg_kctx *k)
     if (sg_kattr_ints(k, "kernel_shape", &ks) != (int64_t)w.n)
         return sg_kfail(k, SG_EINVAL, "kernel_shape must have %u values for input X %s", w.n,
                         sg_kshape(k, X));
-    int auto_pad;
-    sg_status st = sg_win_attrs(k, &w, X, false, &auto_pad);
+    sg_status st = sg_win_attrs(k, &w, X, false);
     if (st)
         return st;
     /* The indices count in the default shape dd; a given output_shape of

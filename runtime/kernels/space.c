@@ -292,10 +292,16 @@ static sg_status run_dropout(struct sg_kctx *k)
 }
 
 #define FL SG_KT_FLOATS
+/* One entry per line, as in the other families. */
+/* clang-format off */
 static const struct sg_kernel kernels[] = {
-    {"", "GridSample", 16, 0, FL, 0, run_grid_sample}, {"", "Dropout", 1, 0, FL, 0, run_dropout},
-    {"", "Dropout", 6, 0, FL, 0, run_dropout},         {"", "Dropout", 7, 0, FL, 0, run_dropout},
-    {"", "Dropout", 10, 0, FL, 0, run_dropout},        {"", "Dropout", 12, 0, FL, 0, run_dropout},
+    {"", "Dropout", 1, 0, FL, 0, run_dropout},
+    {"", "Dropout", 6, 0, FL, 0, run_dropout},
+    {"", "Dropout", 7, 0, FL, 0, run_dropout},
+    {"", "Dropout", 10, 0, FL, 0, run_dropout},
+    {"", "Dropout", 12, 0, FL, 0, run_dropout},
     {"", "Dropout", 13, 0, FL, 0, run_dropout},
+    {"", "GridSample", 16, 0, FL, 0, run_grid_sample},
 };
+/* clang-format on */
 SG_KERNEL_FAMILY(space, kernels);

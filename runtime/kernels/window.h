@@ -59,15 +59,13 @@ static inline sg_status sg_win_ints(struct sg_kctx *k, const char *name, uint32_
 
 /*
  * Read strides, dilations (when `has_dil`) and pads for the n spatial dims
- * of input X (rank n + 2) with window w->k[] already set. auto_pad is
- * returned in *auto_pad: 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID.
+ * of input X (rank n + 2) with window w->k[] already set.
  */
 static inline sg_status sg_win_attrs(struct sg_kctx *k, struct sg_win *w, const sg_rt_value *X,
-                                     bool has_dil, int *auto_pad)
+                                     bool has_dil)
 {
     uint32_t n = w->n;
     sg_status st;
-    *auto_pad = 0;
     for (uint32_t i = 0; i < n; i++)
         w->in[i] = X->dims[i + 2];
     if ((st = sg_win_ints(k, "strides", n, 1, 1, w->stride)))
@@ -90,17 +88,6 @@ static inline sg_status sg_win_attrs(struct sg_kctx *k, struct sg_win *w, const 
         if (w->pad0[i] < 0 || w->pad1[i] < 0)
             return sg_kfail(k, SG_EINVAL, "attribute pads has a negative value");
     }
-    const char *ap = sg_kattr_string(k, "auto_pad", "NOTSET");
-    if (strcmp(ap, "NOTSET") == 0 || !*ap)
-        *auto_pad = 0;
-    else if (strcmp(ap, "SAME_UPPER") == 0)
-        *auto_pad = 1;
-    else if (strcmp(ap, "SAME_LOWER") == 0)
-        *auto_pad = 2;
-    else if (strcmp(ap, "VALID") == 0)
-        *auto_pad = 3;
-    else
-        return sg_kfail(k, SG_EINVAL, "unknown auto_pad '%s'", ap);
     return SG_OK;
 }
 
@@ -115,44 +102,15 @@ static inline void sg_win_sizes(struct sg_win *w)
     }
 }
 
-/*
- * Output dims of a forward window op (Conv, pooling): auto_pad as from
- * sg_win_attrs; ceil_mode rounds the output size up, dropping a last
- * window that would start in the end padding (as PyTorch and ONNX Runtime
- * do). Fails naming the input shape when a window does not fit.
- */
-static inline sg_status sg_win_forward(struct sg_kctx *k, struct sg_win *w, const sg_rt_value *X,
-                                       int auto_pad, bool ceil_mode)
+/* Output dims and pads of a forward window op (Conv, pooling, Col2Im)
+ * under the node's auto_pad and ceil_mode, by the core's sg_kwindow. */
+static inline sg_status sg_win_forward(struct sg_kctx *k, struct sg_win *w, bool ceil_mode)
 {
-    for (uint32_t i = 0; i < w->n; i++) {
-        int64_t ek = (w->k[i] - 1) * w->dil[i] + 1, in = w->in[i], s = w->stride[i];
-        if (auto_pad == 1 || auto_pad == 2) {
-            int64_t out = (in + s - 1) / s;
-            int64_t total = (out - 1) * s + ek - in;
-            if (total < 0)
-                total = 0;
-            w->pad0[i] = auto_pad == 1 ? total / 2 : total - total / 2;
-            w->pad1[i] = total - w->pad0[i];
-        } else if (auto_pad == 3) {
-            w->pad0[i] = w->pad1[i] = 0;
-        }
-        int64_t span = in + w->pad0[i] + w->pad1[i] - ek;
-        if (span < 0)
-            return sg_kfail(k, SG_ESHAPE,
-                            "window of %lld (kernel %lld, dilation %lld) does not fit input %s "
-                            "padded by %lld+%lld on spatial axis %u",
-                            (long long)ek, (long long)w->k[i], (long long)w->dil[i],
-                            sg_kshape(k, X), (long long)w->pad0[i], (long long)w->pad1[i], i);
-        int64_t out = span / s + 1;
-        if (ceil_mode && span % s) {
-            out++;
-            if ((out - 1) * s >= in + w->pad0[i])
-                out--;
-        }
-        w->out[i] = out;
-    }
-    sg_win_sizes(w);
-    return SG_OK;
+    sg_status st =
+        sg_kwindow(k, w->n, w->in, w->k, w->stride, w->dil, w->pad0, w->pad1, ceil_mode, w->out);
+    if (!st)
+        sg_win_sizes(w);
+    return st;
 }
 
 /* Advance the odometer idx over dims[0..n); false after the last. */

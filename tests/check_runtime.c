@@ -1,0 +1,600 @@
+/*
+ * check_runtime.c - the reference runtime: executor behaviour (broadcasting,
+ * order, subgraph captures, release after last use, missing kernels, input
+ * checks, numerics modes, allocation failures) and kernels against numpy
+ * results made by tests/runtime_cases.py.
+ */
+#include "testutil.h"
+#include "sg_alloc.h"
+#include "sg_dump.h"
+#include "sg_io.h"
+#include "sg_kernel.h"
+#include "sg_runtime.h"
+#include "sg_tensorfile.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------ model building */
+
+static sg_value *graph_input(sg_model *m, const char *name, int32_t dt, const int64_t *dims,
+                             int rank)
+{
+    sg_value *v = NULL;
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_graph_add_value(m->graph, name, sg_type_tensor(m, dt, dims, rank), &v, &d), &d);
+    ck_assert_ok(sg_graph_add_input(m->graph, v), &d);
+    return v;
+}
+
+/* A node of op reading ins[] and writing one new value `out`. */
+static sg_value *node1(sg_model *m, const char *op, const char *domain, const char *name,
+                       sg_value *const *ins, uint32_t n_in, const char *out)
+{
+    struct sg_diag d = {0};
+    sg_node *n = sg_node_create(m->graph, op, domain, name, &d);
+    ck_assert_ptr_nonnull(n);
+    for (uint32_t i = 0; i < n_in; i++)
+        ck_assert_ok(sg_node_set_input(n, i, ins[i]), &d);
+    sg_value *v = NULL;
+    ck_assert_ok(sg_graph_add_value(m->graph, out, NULL, &v, &d), &d);
+    ck_assert_ok(sg_node_set_output(n, 0, v), &d);
+    return v;
+}
+
+static sg_rt_value *tensor_f32(const int64_t *dims, uint32_t rank, float start, float step)
+{
+    sg_rt_value *v;
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_rt_tensor_create(SG_DTYPE_FLOAT, dims, rank, &v, &d), &d);
+    for (int64_t i = 0; i < v->numel; i++)
+        ((float *)v->data)[i] = start + step * (float)i;
+    return v;
+}
+
+static void assert_close(const char *what, int64_t i, double got, double want)
+{
+    double tol = 1e-5 + 1e-4 * fabs(want);
+    ck_assert_msg((isnan(got) && isnan(want)) || got == want || fabs(got - want) <= tol,
+                  "%s[%lld]: got %.9g, want %.9g", what, (long long)i, got, want);
+}
+
+/* ------------------------------------------------------- broadcasting */
+
+static const struct {
+    int64_t a[4], b[4];
+    int ra, rb;
+} bcast_cases[] = {
+    {{2, 3, 4}, {4}, 3, 1},
+    {{2, 1, 4}, {3, 1}, 3, 2},
+    {{0}, {2, 3}, 0, 2},
+    {{1}, {5, 1, 1}, 1, 3},
+    {{0, 3}, {3}, 2, 1},
+    {{2, 3}, {2, 1}, 2, 2},
+    {{1, 3, 1, 2}, {4, 1, 5, 1}, 4, 4},
+    {{3, 1, 1}, {1, 4, 2}, 3, 3},
+    {{6}, {6}, 1, 1},
+};
+
+START_TEST(test_broadcast_add)
+{
+    for (size_t c = 0; c < sizeof bcast_cases / sizeof bcast_cases[0]; c++) {
+        sg_model *m = sg_model_create();
+        struct sg_diag d = {0};
+        ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+        int ra = bcast_cases[c].ra, rb = bcast_cases[c].rb;
+        sg_value *ins[2] = {graph_input(m, "a", SG_DTYPE_FLOAT, bcast_cases[c].a, ra),
+                            graph_input(m, "b", SG_DTYPE_FLOAT, bcast_cases[c].b, rb)};
+        sg_value *y = node1(m, "Add", NULL, "add", ins, 2, "y");
+        ck_assert_ok(sg_graph_add_output(m->graph, y), &d);
+        sg_rt *rt;
+        ck_assert_ok(sg_rt_create(m, NULL, &rt, &d), &d);
+        sg_rt_value *a = tensor_f32(bcast_cases[c].a, (uint32_t)ra, 0, 1);
+        sg_rt_value *b = tensor_f32(bcast_cases[c].b, (uint32_t)rb, 1000, 10);
+        ck_assert_ok(sg_rt_set_input(rt, "a", a, &d), &d);
+        ck_assert_ok(sg_rt_set_input(rt, "b", b, &d), &d);
+        ck_assert_ok(sg_rt_run(rt, &d), &d);
+        const sg_rt_value *out = sg_rt_output(rt, 0);
+        /* The expected result by the numpy rule, index by index. */
+        int r = ra > rb ? ra : rb;
+        ck_assert_int_eq(out->rank, r);
+        int64_t od[4];
+        for (int k = 0; k < r; k++) {
+            int64_t x = k - (r - ra) >= 0 ? bcast_cases[c].a[k - (r - ra)] : 1;
+            int64_t z = k - (r - rb) >= 0 ? bcast_cases[c].b[k - (r - rb)] : 1;
+            od[k] = x == 1 ? z : x;
+            ck_assert_int_eq(out->dims[k], od[k]);
+        }
+        int64_t idx[4] = {0};
+        for (int64_t i = 0; i < out->numel; i++) {
+            int64_t ia = 0, ib = 0;
+            for (int k = 0; k < r; k++) {
+                int ka = k - (r - ra), kb = k - (r - rb);
+                if (ka >= 0)
+                    ia = ia * bcast_cases[c].a[ka] + (bcast_cases[c].a[ka] == 1 ? 0 : idx[k]);
+                if (kb >= 0)
+                    ib = ib * bcast_cases[c].b[kb] + (bcast_cases[c].b[kb] == 1 ? 0 : idx[k]);
+            }
+            double want = (double)ia + (1000.0 + 10.0 * (double)ib);
+            assert_close("bcast", i, ((const float *)out->data)[i], want);
+            for (int k = r - 1; k >= 0; k--) {
+                if (++idx[k] < od[k])
+                    break;
+                idx[k] = 0;
+            }
+        }
+        sg_rt_value_unref(a);
+        sg_rt_value_unref(b);
+        sg_rt_free(rt);
+        sg_model_free(m);
+    }
+}
+END_TEST
+
+START_TEST(test_broadcast_mismatch_names_node)
+{
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t da[2] = {2, 3}, db[1] = {4};
+    sg_value *ins[2] = {graph_input(m, "a", SG_DTYPE_FLOAT, da, 2),
+                        graph_input(m, "b", SG_DTYPE_FLOAT, db, 1)};
+    ck_assert_ok(sg_graph_add_output(m->graph, node1(m, "Mul", NULL, "mul_7", ins, 2, "y")), &d);
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, NULL, &rt, &d), &d);
+    sg_rt_value *a = tensor_f32(da, 2, 0, 1), *b = tensor_f32(db, 1, 0, 1);
+    ck_assert_ok(sg_rt_set_input(rt, "a", a, &d), &d);
+    ck_assert_ok(sg_rt_set_input(rt, "b", b, &d), &d);
+    ck_assert_int_eq(sg_rt_run(rt, &d), SG_ESHAPE);
+    ck_assert_msg(strstr(d.msg, "mul_7") && strstr(d.msg, "Mul") && strstr(d.msg, "[2,3]") &&
+                      strstr(d.msg, "[4]") && strstr(d.msg, "v13"),
+                  "%s", d.msg);
+    sg_rt_value_unref(a);
+    sg_rt_value_unref(b);
+    sg_rt_free(rt);
+    sg_model_free(m);
+}
+END_TEST
+
+/* ----------------------------------------------------------- order */
+
+START_TEST(test_toposort_shuffled)
+{
+    /* y = (relu(x) + neg(relu(x))) * x, with the nodes in reverse order. */
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t dims[1] = {5};
+    sg_value *x = graph_input(m, "x", SG_DTYPE_FLOAT, dims, 1);
+    sg_value *r = node1(m, "Relu", NULL, "relu", &x, 1, "r");
+    sg_value *ng = node1(m, "Neg", NULL, "neg", &r, 1, "ng");
+    sg_value *s_in[2] = {r, ng};
+    sg_value *s = node1(m, "Add", NULL, "add", s_in, 2, "s");
+    sg_value *m_in[2] = {s, x};
+    sg_value *y = node1(m, "Mul", NULL, "mul", m_in, 2, "y");
+    sg_value *z_in[2] = {r, x};
+    sg_value *z = node1(m, "Sub", NULL, "sub", z_in, 2, "z");
+    ck_assert_ok(sg_graph_add_output(m->graph, y), &d);
+    ck_assert_ok(sg_graph_add_output(m->graph, z), &d);
+    /* Reverse the node list: every node now follows its consumers. */
+    sg_node *list[5];
+    int k = 0;
+    for (sg_node *n = m->graph->first; n; n = n->next)
+        list[k++] = n;
+    for (int i = 0; i < k; i++)
+        sg_node_move_before(list[i], m->graph->first);
+    ck_assert_str_eq(m->graph->first->op_type, "Sub");
+    ck_assert_str_eq(m->graph->last->op_type, "Relu");
+    ck_verify(m);
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, NULL, &rt, &d), &d);
+    sg_rt_value *xv = tensor_f32(dims, 1, -2, 1);
+    ck_assert_ok(sg_rt_set_input(rt, "x", xv, &d), &d);
+    ck_assert_ok(sg_rt_run(rt, &d), &d);
+    for (int i = 0; i < 5; i++) {
+        float xi = -2.0f + (float)i, ri = xi > 0 ? xi : 0;
+        assert_close("y", i, ((float *)sg_rt_output(rt, 0)->data)[i], (ri - ri) * xi);
+        assert_close("z", i, ((float *)sg_rt_output(rt, 1)->data)[i], ri - xi);
+    }
+    sg_rt_value_unref(xv);
+    sg_rt_free(rt);
+    sg_model_free(m);
+}
+END_TEST
+
+/* --------------------------------------------------- release after use */
+
+struct peak {
+    size_t max_live;
+    int nodes;
+};
+
+static sg_status watch(const sg_node *n, uint32_t index, const sg_rt_value *v, int depth, void *ctx,
+                       struct sg_diag *diag)
+{
+    (void)n, (void)index, (void)v, (void)depth, (void)diag;
+    struct peak *p = ctx;
+    size_t live = sg_rt_bytes_live();
+    if (live > p->max_live)
+        p->max_live = live;
+    p->nodes++;
+    return SG_OK;
+}
+
+START_TEST(test_release_after_last_use)
+{
+    /* A chain of 20 Relu over 1 MiB tensors: without release the run would
+     * hold 20 of them; with it, the input, the previous and the new one. */
+    enum { N = 20 };
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t dims[1] = {1 << 18};
+    sg_value *v = graph_input(m, "x", SG_DTYPE_FLOAT, dims, 1);
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "v%d", i);
+        v = node1(m, i % 2 ? "Relu" : "Neg", NULL, name, &v, 1, name + 0);
+    }
+    ck_assert_ok(sg_graph_add_output(m->graph, v), &d);
+    struct peak p = {0, 0};
+    struct sg_rt_opts opts = {0};
+    opts.on_output = watch;
+    opts.observe_ctx = &p;
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, &opts, &rt, &d), &d);
+    sg_rt_value *x = tensor_f32(dims, 1, 0, 1);
+    size_t base = sg_rt_bytes_live();
+    ck_assert_ok(sg_rt_set_input(rt, "x", x, &d), &d);
+    ck_assert_ok(sg_rt_run(rt, &d), &d);
+    ck_assert_int_eq(p.nodes, N);
+    size_t tensor = (size_t)dims[0] * 4;
+    ck_assert_msg(p.max_live - base <= 2 * tensor + 4096,
+                  "peak %zu bytes above the input for %zu-byte tensors", p.max_live - base, tensor);
+    sg_rt_value_unref(x);
+    sg_rt_free(rt);
+    ck_assert_uint_eq(sg_rt_bytes_live(), base - tensor);
+    sg_model_free(m);
+}
+END_TEST
+
+/* ---------------------------------------------------- missing kernels */
+
+struct missing {
+    int n;
+    char text[4096];
+};
+
+static void collect(const sg_node *n, const char *reason, void *ctx)
+{
+    (void)n;
+    struct missing *mi = ctx;
+    mi->n++;
+    strncat(mi->text, reason, sizeof mi->text - strlen(mi->text) - 2);
+    strcat(mi->text, "\n");
+}
+
+START_TEST(test_missing_kernels_listed)
+{
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    ck_assert_ok(sg_model_set_opset(m, "com.example", 2), &d);
+    int64_t dims[1] = {3};
+    sg_value *x = graph_input(m, "x", SG_DTYPE_FLOAT, dims, 1);
+    sg_value *xi = graph_input(m, "xi", SG_DTYPE_INT32, dims, 1);
+    sg_value *a = node1(m, "Frobnicate", "com.example", "frob_1", &x, 1, "a");
+    sg_value *b = node1(m, "Relu", NULL, "relu_2", &a, 1, "b");
+    sg_value *c = node1(m, "Twiddle", "com.example", "twiddle_3", &b, 1, "c");
+    sg_value *e = node1(m, "Exp", NULL, "exp_int_4", &xi, 1, "e");
+    ck_assert_ok(sg_graph_add_output(m->graph, c), &d);
+    ck_assert_ok(sg_graph_add_output(m->graph, e), &d);
+    struct missing mi = {0, ""};
+    ck_assert_uint_eq(sg_rt_check(m, collect, &mi), 3);
+    ck_assert_int_eq(mi.n, 3);
+    ck_assert_msg(strstr(mi.text, "frob_1") && strstr(mi.text, "Frobnicate") &&
+                      strstr(mi.text, "com.example") && strstr(mi.text, "opset 2") &&
+                      strstr(mi.text, "twiddle_3") && strstr(mi.text, "exp_int_4") &&
+                      strstr(mi.text, "int32") && !strstr(mi.text, "relu_2"),
+                  "%s", mi.text);
+    sg_rt *rt = NULL;
+    ck_assert_int_eq(sg_rt_create(m, NULL, &rt, &d), SG_EUNSUPPORTED);
+    ck_assert_ptr_null(rt);
+    ck_assert_msg(strstr(d.msg, "frob_1") && strstr(d.msg, "Frobnicate"), "%s", d.msg);
+    sg_model_free(m);
+}
+END_TEST
+
+/* ------------------------------------------------------- input checks */
+
+START_TEST(test_input_checks)
+{
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t da[2] = {2, 3}, db[2] = {3, 4};
+    sg_value *ins[2] = {graph_input(m, "a", SG_DTYPE_FLOAT, da, 2),
+                        graph_input(m, "b", SG_DTYPE_FLOAT, NULL, -1)};
+    ck_assert_ok(sg_graph_add_output(m->graph, node1(m, "MatMul", NULL, "mm", ins, 2, "y")), &d);
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, NULL, &rt, &d), &d);
+    int64_t bad[2] = {2, 4};
+    sg_rt_value *wrong = tensor_f32(bad, 2, 0, 1);
+    ck_assert_int_eq(sg_rt_set_input(rt, "a", wrong, &d), SG_ESHAPE);
+    ck_assert_msg(strstr(d.msg, "'a'") && strstr(d.msg, "[2,4]") && strstr(d.msg, "[2,3]"), "%s",
+                  d.msg);
+    sg_diag_clear(&d);
+    ck_assert_int_eq(sg_rt_set_input(rt, "nope", wrong, &d), SG_ENOTFOUND);
+    sg_diag_clear(&d);
+    sg_rt_value *i32;
+    ck_assert_ok(sg_rt_tensor_create(SG_DTYPE_INT32, da, 2, &i32, &d), &d);
+    ck_assert_int_eq(sg_rt_set_input(rt, "a", i32, &d), SG_ETYPE);
+    ck_assert_msg(strstr(d.msg, "int32") && strstr(d.msg, "float32"), "%s", d.msg);
+    sg_diag_clear(&d);
+    sg_rt_value *a = tensor_f32(da, 2, 0, 1), *b = tensor_f32(bad, 2, 0, 1);
+    ck_assert_ok(sg_rt_set_input(rt, "a", a, &d), &d);
+    ck_assert_int_eq(sg_rt_run(rt, &d), SG_EUNDEF);
+    ck_assert_msg(strstr(d.msg, "'b'"), "%s", d.msg);
+    sg_diag_clear(&d);
+    ck_assert_ok(sg_rt_set_input(rt, "b", b, &d), &d);
+    ck_assert_int_eq(sg_rt_run(rt, &d), SG_ESHAPE);
+    ck_assert_msg(strstr(d.msg, "'mm'") && strstr(d.msg, "[2,3]") && strstr(d.msg, "[2,4]"), "%s",
+                  d.msg);
+    sg_diag_clear(&d);
+    sg_rt_value *b2 = tensor_f32(db, 2, 0, 1);
+    ck_assert_ok(sg_rt_set_input(rt, "b", b2, &d), &d);
+    ck_assert_ok(sg_rt_run(rt, &d), &d);
+    ck_assert_int_eq(sg_rt_output(rt, 0)->dims[1], 4);
+    sg_rt_value_unref(wrong);
+    sg_rt_value_unref(i32);
+    sg_rt_value_unref(a);
+    sg_rt_value_unref(b);
+    sg_rt_value_unref(b2);
+    sg_rt_free(rt);
+    sg_model_free(m);
+}
+END_TEST
+
+/* --------------------------------------------------------- numerics */
+
+static double run_exp(enum sg_numerics mode, float x)
+{
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t dims[1] = {1};
+    sg_value *in = graph_input(m, "x", SG_DTYPE_FLOAT, dims, 1);
+    ck_assert_ok(sg_graph_add_output(m->graph, node1(m, "Exp", NULL, "exp", &in, 1, "y")), &d);
+    struct sg_rt_opts opts = {0};
+    opts.numerics = mode;
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, &opts, &rt, &d), &d);
+    sg_rt_value *v = tensor_f32(dims, 1, x, 0);
+    ck_assert_ok(sg_rt_set_input(rt, "x", v, &d), &d);
+    ck_assert_ok(sg_rt_run(rt, &d), &d);
+    double y = ((float *)sg_rt_output(rt, 0)->data)[0];
+    /* The input value the caller holds is never rounded in place. */
+    ck_assert(((float *)v->data)[0] == x);
+    sg_rt_value_unref(v);
+    sg_rt_free(rt);
+    sg_model_free(m);
+    return y;
+}
+
+START_TEST(test_numerics_modes)
+{
+    assert_close("fp32", 0, run_exp(SG_NUMERICS_FP32, 12.0f), expf(12.0f));
+    ck_assert(isinf(run_exp(SG_NUMERICS_FP16_INF, 12.0f)));
+    ck_assert(run_exp(SG_NUMERICS_FP16_SAT, 12.0f) == 65504.0);
+    /* Inputs are rounded to float16 at the boundary too: exp(0.1) in fp16. */
+    float h = sg_half_to_float(sg_float_to_half(expf(sg_half_to_float(sg_float_to_half(0.1f)))));
+    ck_assert(run_exp(SG_NUMERICS_FP16_INF, 0.1f) == h);
+}
+END_TEST
+
+/* ------------------------------------------------- allocation failures */
+
+START_TEST(test_alloc_failures)
+{
+    sg_model *m = NULL;
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_load(test_src_path("models/exp_overflow.onnx"), NULL, &m, &d), &d);
+    int64_t dims[3] = {1, 4, 16};
+    bool done = false;
+    for (uint64_t n = 1; !done && n < 100000; n++) {
+        int64_t live = sg_alloc_live();
+        sg_rt_value *x = tensor_f32(dims, 3, 0, 0.1f);
+        sg_rt *rt = NULL;
+        sg_dump *dump = NULL;
+        sg_diag_clear(&d);
+        sg_alloc_fail_at(n);
+        sg_status st = sg_rt_create(m, NULL, &rt, &d);
+        if (!st)
+            st = sg_rt_set_input(rt, "x", x, &d);
+        if (!st)
+            st = sg_rt_run(rt, &d);
+        uint64_t made = sg_alloc_fail_at(0);
+        if (st == SG_OK) {
+            ck_assert_uint_lt(made, n); /* the run no longer reached the failure */
+            done = true;
+        } else {
+            ck_assert_msg(d.msg[0] != 0, "failure %llu left no message", (unsigned long long)n);
+        }
+        sg_rt_free(rt);
+        sg_dump_free(dump);
+        sg_rt_value_unref(x);
+        ck_assert_msg(sg_alloc_live() == live, "failure at allocation %llu leaked %lld blocks",
+                      (unsigned long long)n, (long long)(sg_alloc_live() - live));
+    }
+    ck_assert(done);
+    sg_model_free(m);
+}
+END_TEST
+
+/* -------------------------------------------- dumps and the manifest */
+
+static int dump_files;
+
+static sg_status count_dumps(const sg_node *n, uint32_t index, const sg_rt_value *v, int depth,
+                             void *ctx, struct sg_diag *diag)
+{
+    dump_files++;
+    return sg_dump_observe(n, index, v, depth, ctx, diag);
+}
+
+START_TEST(test_dump_all)
+{
+    sg_model *m = NULL;
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_load(test_src_path("models/exp_overflow.onnx"), NULL, &m, &d), &d);
+    char *dir = test_tmpdir("dump");
+    sg_dump *dump;
+    ck_assert_ok(sg_dump_create(dir, SG_DUMP_ALL, &dump, &d), &d);
+    struct sg_rt_opts opts = {0};
+    opts.on_output = count_dumps;
+    opts.observe_ctx = dump;
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, &opts, &rt, &d), &d);
+    int64_t dims[3] = {1, 4, 16};
+    sg_rt_value *x = tensor_f32(dims, 3, 0, 0.1f);
+    ck_assert_ok(sg_rt_set_input(rt, "x", x, &d), &d);
+    ck_assert_ok(sg_dump_input(dump, "x", x, &d), &d);
+    dump_files = 0;
+    ck_assert_ok(sg_rt_run(rt, &d), &d);
+    ck_assert_ok(sg_dump_finish(dump, rt, &d), &d);
+    ck_assert_int_eq(dump_files, 10);
+    ck_assert_uint_eq(sg_dump_count(dump), 10);
+    /* numpy reads every file, the manifest lists them in execution order
+     * with names, and the last one is the graph output. */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import json, numpy as np, os\n"
+             "d = '%s'\n"
+             "m = json.load(open(d + '/manifest.json'))\n"
+             "t = m['tensors']\n"
+             "assert [e['node'] for e in t] == ['Mul_0','Sub_1','Sub_2','Exp_3','Less_4',"
+             "'Cast_5','Mul_6','Sub_7','Mul_8','Add_9'], t\n"
+             "for e in t:\n"
+             "    a = np.load(os.path.join(d, e['file']))\n"
+             "    assert list(a.shape) == e['shape'] and str(a.dtype) == e['dtype'], e\n"
+             "    assert e['file'].startswith(e['node'] + '.0.')\n"
+             "x = np.load(d + '/inputs/x.npy')\n"
+             "t4 = x * 4 - 0.5 - 0.25\n"
+             "y = np.load(os.path.join(d, m['outputs'][0]['file']))\n"
+             "assert np.allclose(y, np.where(t4 < 10, np.exp(t4), t4), rtol=1e-5), (y, t4)\n"
+             "assert t[-1]['graph_output'] and m['mode'] == 'all'\"",
+             dir);
+    ck_assert_msg(system(cmd) == 0, "manifest or dumps in %s are wrong", dir);
+    sg_rt_value_unref(x);
+    sg_rt_free(rt);
+    sg_dump_free(dump);
+    sg_model_free(m);
+    sg_free(dir);
+}
+END_TEST
+
+/* ------------------------------------------------- numpy kernel cases */
+
+static char *cases_dir;
+
+static void make_cases(void)
+{
+    if (cases_dir)
+        return;
+    cases_dir = test_tmpdir("rtcases");
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s", test_src_path("tests/runtime_cases.py"),
+             cases_dir);
+    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+}
+
+static void compare_arrays(const char *what, const sg_rt_value *got, const struct sg_array *want)
+{
+    ck_assert_msg(got->kind == SG_RT_TENSOR && got->dtype == want->dtype &&
+                      got->rank == want->rank &&
+                      !memcmp(got->dims, want->dims, got->rank * sizeof got->dims[0]),
+                  "%s: got %s, want %s%lld-d", what, sg_rt_value_format(got, (char[256]){0}, 256),
+                  sg_dtype_name(want->dtype), (long long)want->rank);
+    sg_rt_value *w;
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_rt_tensor_create(want->dtype, want->dims, want->rank, &w, &d), &d);
+    memcpy(w->data, want->data, want->nbytes);
+    for (int64_t i = 0; i < got->numel; i++)
+        assert_close(what, i, sg_rt_get_f64(got, i), sg_rt_get_f64(w, i));
+    sg_rt_value_unref(w);
+}
+
+START_TEST(test_numpy_cases)
+{
+    make_cases();
+    char path[1024];
+    snprintf(path, sizeof path, "%s/cases.txt", cases_dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char name[128];
+    int n_in, n_out, count = 0;
+    while (fscanf(f, "%127s %d %d", name, &n_in, &n_out) == 3) {
+        struct sg_diag d = {0};
+        sg_model *m = NULL;
+        snprintf(path, sizeof path, "%s/%s.onnx", cases_dir, name);
+        ck_assert_ok(sg_model_load(path, NULL, &m, &d), &d);
+        sg_rt *rt;
+        ck_assert_ok(sg_rt_create(m, NULL, &rt, &d), &d);
+        for (int i = 0; i < n_in; i++) {
+            struct sg_array a;
+            snprintf(path, sizeof path, "%s/%s.in%d.npy", cases_dir, name, i);
+            ck_assert_ok(sg_npy_read(path, &a, &d), &d);
+            sg_rt_value *v;
+            ck_assert_ok(sg_rt_tensor_from_array(&a, &v, &d), &d);
+            ck_assert_ok(sg_rt_set_input(rt, m->graph->inputs[i]->name, v, &d), &d);
+            sg_rt_value_unref(v);
+        }
+        ck_assert_ok(sg_rt_run(rt, &d), &d);
+        for (int i = 0; i < n_out; i++) {
+            struct sg_array want;
+            snprintf(path, sizeof path, "%s/%s.out%d.npy", cases_dir, name, i);
+            ck_assert_ok(sg_npy_read(path, &want, &d), &d);
+            char what[200];
+            snprintf(what, sizeof what, "%s output %d", name, i);
+            compare_arrays(what, sg_rt_output(rt, (uint32_t)i), &want);
+            sg_array_free(&want);
+        }
+        sg_rt_free(rt);
+        sg_model_free(m);
+        count++;
+    }
+    fclose(f);
+    ck_assert_int_ge(count, 20);
+}
+END_TEST
+
+static void free_cases(void)
+{
+    sg_free(cases_dir);
+    cases_dir = NULL;
+}
+
+Suite *suite_runtime(void)
+{
+    Suite *s = suite_create("runtime");
+    TCase *tc = tcase_create("executor");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_broadcast_add);
+    tcase_add_test(tc, test_broadcast_mismatch_names_node);
+    tcase_add_test(tc, test_toposort_shuffled);
+    tcase_add_test(tc, test_release_after_last_use);
+    tcase_add_test(tc, test_missing_kernels_listed);
+    tcase_add_test(tc, test_input_checks);
+    tcase_add_test(tc, test_numerics_modes);
+    tcase_add_test(tc, test_alloc_failures);
+    tcase_add_test(tc, test_dump_all);
+    suite_add_tcase(s, tc);
+    TCase *tk = tcase_create("kernels");
+    tcase_set_timeout(tk, 120);
+    tcase_add_unchecked_fixture(tk, NULL, free_cases);
+    tcase_add_test(tk, test_numpy_cases);
+    suite_add_tcase(s, tk);
+    return s;
+}

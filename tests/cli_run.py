@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""End-to-end tests of `surgeon run` (run by ctest: cli_run.py SURGEON SRCDIR).
+
+Checks exit codes, the error messages for bad input (they must name the
+input or node and both shapes), that a failed run leaves no output folder
+behind, that --random runs repeat exactly, that --dump all writes every
+node output and that --check lists missing kernels.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL: " + what)
+
+
+def run(surgeon, *args):
+    p = subprocess.run([surgeon, "run"] + list(args), capture_output=True, text=True)
+    return p.returncode, p.stdout + p.stderr
+
+
+def save(model, path):
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def matmul_model(path):
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, ["m", "k"])
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, ["k2", "n"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m", "n"])
+    g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm_1")],
+                          "mm", [a, b], [y])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+def fixed_model(path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu.0/a"),
+                           helper.make_node("Neg", ["r"], ["y"], name="neg_1")],
+                          "fixed", [x], [y])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+def custom_model(path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    g = helper.make_graph([helper.make_node("Foo", ["x"], ["t"], name="foo_1", domain="my.ops"),
+                           helper.make_node("Bar", ["t"], ["y"], name="bar_2", domain="my.ops")],
+                          "custom", [x], [y])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                            helper.make_opsetid("my.ops", 1)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def main():
+    surgeon, src = sys.argv[1], sys.argv[2]
+    tmp = tempfile.mkdtemp(prefix="cli_run.")
+    try:
+        mm = os.path.join(tmp, "mm.onnx")
+        fixed = os.path.join(tmp, "fixed.onnx")
+        custom = os.path.join(tmp, "custom.onnx")
+        matmul_model(mm)
+        fixed_model(fixed)
+        custom_model(custom)
+        out = os.path.join(tmp, "out")
+        a = np.ones((2, 3), np.float32)
+        np.save(os.path.join(tmp, "a.npy"), a)
+        np.save(os.path.join(tmp, "b_bad.npy"), np.ones((4, 5), np.float32))
+        np.save(os.path.join(tmp, "b.npy"), np.ones((3, 4), np.float32))
+        np.save(os.path.join(tmp, "a64.npy"), a.astype(np.float64))
+        a.tofile(os.path.join(tmp, "x.bin"))
+        a[:1, :2].tofile(os.path.join(tmp, "x_short.bin"))  # not half: no fp16 rule
+
+        rc, msg = run(surgeon, mm, "-i", "a=" + tmp + "/a.npy", "-i", "b=" + tmp + "/b_bad.npy",
+                      "-o", out)
+        check(rc == 1 and "mm_1" in msg and "[2,3]" in msg and "[4,5]" in msg,
+              "MatMul inner dims: rc %d: %s" % (rc, msg))
+        check(not os.path.exists(out), "failed run left %s" % out)
+        check(not [f for f in os.listdir(tmp) if f.startswith(".out")], "temp folder left")
+
+        rc, msg = run(surgeon, mm, "-i", tmp + "/a64.npy", "-i", tmp + "/b.npy", "-o", out)
+        check(rc == 1 and "'a'" in msg and "float64" in msg and "float32" in msg,
+              "wrong dtype: rc %d: %s" % (rc, msg))
+        rc, msg = run(surgeon, mm, "-i", "c=" + tmp + "/a.npy", "-o", out)
+        check(rc == 1 and "'c'" in msg, "unknown input: rc %d: %s" % (rc, msg))
+        rc, msg = run(surgeon, mm, "-i", tmp + "/a.npy", "-o", out)
+        check(rc == 1 and "'b'" in msg and "not given" in msg, "missing input: rc %d: %s" % (rc, msg))
+        rc, msg = run(surgeon, fixed, "-i", tmp + "/x_short.bin", "-o", out)
+        check(rc == 1 and "x_short.bin" in msg and "bytes" in msg, "short .bin: rc %d: %s" % (rc, msg))
+        rc, msg = run(surgeon, fixed, "-i", tmp + "/b.npy", "-o", out)
+        check(rc == 1 and "'x'" in msg and "[3,4]" in msg and "[2,3]" in msg,
+              "wrong shape: rc %d: %s" % (rc, msg))
+        rc, msg = run(surgeon, mm, "--random", "1", "-o", out)
+        check(rc == 1 and "--input-shape" in msg, "symbolic random: rc %d: %s" % (rc, msg))
+        check(not os.path.exists(out), "failed runs left %s" % out)
+
+        # usage errors
+        for args in (["--dump", "some"], ["--random", "x"], ["--range", "1,0", "--random", "1"],
+                     []):
+            rc, msg = run(surgeon, fixed, *(args + (["-o", out] if args else [])))
+            check(rc == 2, "usage %s: rc %d: %s" % (args, rc, msg))
+
+        # a folder that is not an earlier run is refused and left alone
+        other = os.path.join(tmp, "other")
+        os.mkdir(other)
+        open(os.path.join(other, "keep.txt"), "w").write("mine")
+        rc, msg = run(surgeon, fixed, "-i", tmp + "/x.bin", "-o", other)
+        check(rc == 1 and os.path.exists(os.path.join(other, "keep.txt")),
+              "non-run folder: rc %d: %s" % (rc, msg))
+
+        # .bin input, dump all, names sanitised
+        rc, msg = run(surgeon, fixed, "-i", tmp + "/x.bin", "-o", out, "--dump", "all")
+        check(rc == 0, "fixed run: rc %d: %s" % (rc, msg))
+        man = json.load(open(os.path.join(out, "manifest.json")))
+        files = [e["file"] for e in man["tensors"]]
+        check(len(files) == 2 and files[0].startswith("relu_0_a.0.") and
+              files[1].startswith("neg_1.0."), "dump names: %s" % files)
+        y = np.load(os.path.join(out, man["outputs"][0]["file"]))
+        check(np.array_equal(y, -np.maximum(a, 0)), "fixed output %s" % y)
+
+        # random runs repeat exactly, and a rerun replaces the folder
+        rc1, _ = run(surgeon, mm, "--random", "7", "--range", "-2,2", "--input-shape",
+                     "a:2,3;b:3,5", "-o", out)
+        y1 = np.load(os.path.join(out, json.load(open(out + "/manifest.json"))["outputs"][0]["file"]))
+        a1 = np.load(os.path.join(out, "inputs", "a.npy"))
+        rc2, _ = run(surgeon, mm, "--random", "7", "--range", "-2,2", "--input-shape",
+                     "a:2,3;b:3,5", "-o", out)
+        y2 = np.load(os.path.join(out, json.load(open(out + "/manifest.json"))["outputs"][0]["file"]))
+        b2 = np.load(os.path.join(out, "inputs", "b.npy"))
+        check(rc1 == 0 and rc2 == 0 and np.array_equal(y1, y2) and y1.shape == (2, 5),
+              "random runs differ")
+        check(a1.min() >= -2 and a1.max() < 2 and a1.std() > 0.1, "random range %s" % a1)
+        check(np.allclose(y2, a1 @ b2, rtol=1e-5), "random output is not a @ b")
+        check(len(os.listdir(out)) == 3, "stale files in a replaced folder: %s" % os.listdir(out))
+
+        # --check
+        rc, msg = run(surgeon, custom, "--check")
+        check(rc == 1 and "foo_1" in msg and "bar_2" in msg and "my.ops" in msg and
+              "2 of 2 nodes" in msg, "--check: rc %d: %s" % (rc, msg))
+        rc, msg = run(surgeon, custom, "--random", "1", "-o", out + "2")
+        check(rc == 1 and "foo_1" in msg and not os.path.exists(out + "2"),
+              "missing kernel run: rc %d: %s" % (rc, msg))
+        rc, msg = run(surgeon, os.path.join(src, "models", "exp_overflow.onnx"), "--check")
+        check(rc == 0 and "every node has a kernel" in msg, "--check ok: rc %d: %s" % (rc, msg))
+    finally:
+        shutil.rmtree(tmp)
+    print("%d failures" % len(FAILS))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
