@@ -14,6 +14,7 @@ Suite *suite_graph(void);
 Suite *suite_io(void);
 Suite *suite_tensorfile(void);
 Suite *suite_runtime(void);
+Suite *suite_kernels_nn(void);
 
 /* Assert a status is SG_OK, printing the diagnostic when it is not. */
 #define ck_assert_ok(expr, diag)                                                                   \
