@@ -131,6 +131,86 @@ static double inv(double p)
 DEF_POOL(float, f)
 DEF_POOL(double, d)
 
+/*
+ * The same for 1-D and 2-D max and average pooling (1-D as height 1), the
+ * shapes of CNNs, without the N-D bookkeeping: the valid kernel columns of
+ * every output column are computed once per plane size, then each output
+ * is a plain double loop over its window.
+ */
+#define DEF_POOL2D(T, sfx)                                                                         \
+    static void pool2d_##sfx(const struct pool *P, const struct sg_win *w, const T *x, T *y,       \
+                             int64_t *ind, int64_t planes, int64_t *clo, int64_t *chi,             \
+                             int64_t *cpad)                                                        \
+    {                                                                                              \
+        int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];                        \
+        int64_t KH = w->k[0], KW = w->k[1], sh = w->stride[0], sw = w->stride[1];                  \
+        int64_t dh = w->dil[0], dw = w->dil[1];                                                    \
+        for (int64_t ow = 0; ow < OW; ow++) {                                                      \
+            int64_t s = ow * sw - w->pad0[1], e = W + w->pad1[1] - s;                              \
+            clo[ow] = s >= 0 ? 0 : (-s + dw - 1) / dw;                                             \
+            chi[ow] = W - s <= 0 ? 0 : (W - s + dw - 1) / dw;                                      \
+            chi[ow] = chi[ow] < KW ? chi[ow] : KW;                                                 \
+            e = e <= 0 ? 0 : (e + dw - 1) / dw;                                                    \
+            cpad[ow] = e < KW ? e : KW;                                                            \
+        }                                                                                          \
+        for (int64_t pl = 0; pl < planes; pl++) {                                                  \
+            const T *xp = x + pl * H * W;                                                          \
+            T *yp = y + pl * OH * OW;                                                              \
+            for (int64_t oh = 0; oh < OH; oh++) {                                                  \
+                int64_t hs = oh * sh - w->pad0[0], e = H + w->pad1[0] - hs;                        \
+                int64_t rlo = hs >= 0 ? 0 : (-hs + dh - 1) / dh;                                   \
+                int64_t rhi = H - hs <= 0 ? 0 : (H - hs + dh - 1) / dh;                            \
+                rhi = rhi < KH ? rhi : KH;                                                         \
+                e = e <= 0 ? 0 : (e + dh - 1) / dh;                                                \
+                int64_t rpad = e < KH ? e : KH;                                                    \
+                for (int64_t ow = 0; ow < OW; ow++) {                                              \
+                    int64_t ws = ow * sw - w->pad0[1];                                             \
+                    T acc = 0;                                                                     \
+                    int64_t arg = -1;                                                              \
+                    if (P->mode == PMAX && !ind) {                                                 \
+                        acc = (T)-INFINITY;                                                        \
+                        for (int64_t kh = rlo; kh < rhi; kh++) {                                   \
+                            const T *row = xp + (hs + kh * dh) * W + ws;                           \
+                            for (int64_t kw = clo[ow]; kw < chi[ow]; kw++)                         \
+                                acc = row[kw * dw] > acc ? row[kw * dw] : acc;                     \
+                        }                                                                          \
+                    } else if (P->mode == PMAX) {                                                  \
+                        acc = (T)-INFINITY;                                                        \
+                        for (int64_t kh = rlo; kh < rhi; kh++) {                                   \
+                            int64_t r = (hs + kh * dh) * W + ws;                                   \
+                            for (int64_t kw = clo[ow]; kw < chi[ow]; kw++) {                       \
+                                T v = xp[r + kw * dw];                                             \
+                                if (v > acc || arg < 0) {                                          \
+                                    acc = v;                                                       \
+                                    arg = r + kw * dw;                                             \
+                                }                                                                  \
+                            }                                                                      \
+                        }                                                                          \
+                    } else {                                                                       \
+                        for (int64_t kh = rlo; kh < rhi; kh++) {                                   \
+                            const T *row = xp + (hs + kh * dh) * W + ws;                           \
+                            for (int64_t kw = clo[ow]; kw < chi[ow]; kw++)                         \
+                                acc += row[kw * dw];                                               \
+                        }                                                                          \
+                        int64_t cnt =                                                              \
+                            P->count_pad ? rpad * cpad[ow] : (rhi - rlo) * (chi[ow] - clo[ow]);    \
+                        acc = cnt > 0 && rhi > rlo && chi[ow] > clo[ow] ? acc / (T)cnt : 0;        \
+                    }                                                                              \
+                    yp[oh * OW + ow] = acc;                                                        \
+                    if (ind) {                                                                     \
+                        int64_t a = arg < 0 ? 0 : arg;                                             \
+                        if (P->col_major)                                                          \
+                            a = (a / W) + (a % W) * H;                                             \
+                        ind[pl * OH * OW + oh * OW + ow] = pl * H * W + a;                         \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEF_POOL2D(float, f)
+DEF_POOL2D(double, d)
+
 /* Write floats into tensor Y of any dtype MaxPool accepts. */
 static void store_floats(sg_rt_value *Y, const float *src)
 {
@@ -208,8 +288,35 @@ static sg_status run_pool(struct sg_kctx *k)
     if (!Y->numel)
         return SG_OK;
     int64_t *ind = I ? I->data : NULL;
+    /* 1-D and 2-D max/average pooling take the direct path. */
+    struct sg_win v;
+    bool flat = P.mode != PLP && w->n <= 2;
+    int64_t *lo = NULL, *hi = NULL, *pad = NULL;
+    if (flat) {
+        v = *w;
+        if (w->n == 1) {
+            memset(&v, 0, sizeof v);
+            v.n = 2;
+            v.in[0] = v.k[0] = v.out[0] = v.stride[0] = v.dil[0] = 1;
+            v.in[1] = w->in[0];
+            v.k[1] = w->k[0];
+            v.out[1] = w->out[0];
+            v.stride[1] = w->stride[0];
+            v.dil[1] = w->dil[0];
+            v.pad0[1] = w->pad0[0];
+            v.pad1[1] = w->pad1[0];
+        }
+        lo = sg_kscratch(k, (size_t)(v.out[1] + 1) * sizeof *lo);
+        hi = sg_kscratch(k, (size_t)(v.out[1] + 1) * sizeof *hi);
+        pad = sg_kscratch(k, (size_t)(v.out[1] + 1) * sizeof *pad);
+        if (!lo || !hi || !pad)
+            return sg_kfail(k, SG_ENOMEM, "out of memory");
+    }
     if (X->dtype == SG_DTYPE_DOUBLE) {
-        pool_d(&P, X->data, Y->data, ind, planes);
+        if (flat)
+            pool2d_d(&P, &v, X->data, Y->data, ind, planes, lo, hi, pad);
+        else
+            pool_d(&P, X->data, Y->data, ind, planes);
         return SG_OK;
     }
     const float *x = sg_kfloats(k, X);
@@ -217,7 +324,10 @@ static sg_status run_pool(struct sg_kctx *k)
         X->dtype == SG_DTYPE_FLOAT ? Y->data : sg_kscratch(k, (size_t)Y->numel * sizeof(float));
     if (!x || !y)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
-    pool_f(&P, x, y, ind, planes);
+    if (flat)
+        pool2d_f(&P, &v, x, y, ind, planes, lo, hi, pad);
+    else
+        pool_f(&P, x, y, ind, planes);
     store_floats(Y, y);
     return SG_OK;
 }
