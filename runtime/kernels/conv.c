@@ -123,36 +123,69 @@ static void store_floats(sg_rt_value *Y, const float *src)
 DEF_COLS(float, f)
 DEF_COLS(double, d)
 
+/* Hot loops built for AVX-512, AVX2 and the baseline, chosen at load
+ * time (the build targets baseline x86-64; GCC and clang on glibc). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define SG_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SG_VECTOR_CLONES
+#endif
+
 /*
  * Direct depthwise convolution of one channel in 2-D (1-D as height 1):
  * y[oh, ow] = bias + sum w[kh, kw] * x[oh*sh - ph + kh*dh, ow*sw - pw + kw*dw].
  */
 #define DEF_DEPTHWISE(T, sfx)                                                                      \
-    static void depthwise_##sfx(const T *x, const T *wt, T bias, T *y, const struct sg_win *w,     \
-                                int64_t *lo, int64_t *hi)                                          \
+    SG_VECTOR_CLONES static void depthwise_##sfx(const T *restrict x, const T *restrict wt,        \
+                                                 T bias, T *restrict y, const struct sg_win *w,    \
+                                                 int64_t *lo, int64_t *hi)                         \
     {                                                                                              \
         int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];                        \
         int64_t KH = w->k[0], KW = w->k[1], sh = w->stride[0], sw = w->stride[1];                  \
-        for (int64_t kw = 0; kw < KW; kw++)                                                        \
+        int64_t L = 0, R = OW; /* output columns where every kw tap is inside */                   \
+        for (int64_t kw = 0; kw < KW; kw++) {                                                      \
             sg_win_range(OW, sw, w->pad0[1], kw * w->dil[1], W, &lo[kw], &hi[kw]);                 \
+            L = lo[kw] > L ? lo[kw] : L;                                                           \
+            R = hi[kw] < R ? hi[kw] : R;                                                           \
+        }                                                                                          \
+        bool fused = KH == 3 && KW == 3 && L < R;                                                  \
+        int64_t b0 = -w->pad0[1], b1 = w->dil[1] - w->pad0[1], b2 = 2 * w->dil[1] - w->pad0[1];    \
         for (int64_t oh = 0; oh < OH; oh++) {                                                      \
             T *yr = y + oh * OW;                                                                   \
             for (int64_t ow = 0; ow < OW; ow++)                                                    \
                 yr[ow] = bias;                                                                     \
+            const T *rows[3] = {NULL, NULL, NULL};                                                 \
+            for (int64_t kh = 0; kh < KH && kh < 3; kh++) {                                        \
+                int64_t ih = oh * sh - w->pad0[0] + kh * w->dil[0];                                \
+                rows[kh] = ih >= 0 && ih < H ? x + ih * W : NULL;                                  \
+            }                                                                                      \
+            if (fused && rows[0] && rows[1] && rows[2]) {                                          \
+                /* 3x3 with all rows inside: one pass, nine taps per output. */                    \
+                const T *r0 = rows[0], *r1 = rows[1], *r2 = rows[2];                               \
+                T w0 = wt[0], w1 = wt[1], w2 = wt[2], w3 = wt[3], w4 = wt[4], w5 = wt[5];          \
+                T w6 = wt[6], w7 = wt[7], w8 = wt[8];                                              \
+                for (int64_t ow = L; ow < R; ow++) {                                               \
+                    int64_t i = ow * sw;                                                           \
+                    yr[ow] += w0 * r0[i + b0] + w1 * r0[i + b1] + w2 * r0[i + b2] +                \
+                              w3 * r1[i + b0] + w4 * r1[i + b1] + w5 * r1[i + b2] +                \
+                              w6 * r2[i + b0] + w7 * r2[i + b1] + w8 * r2[i + b2];                 \
+                }                                                                                  \
+            }                                                                                      \
             for (int64_t kh = 0; kh < KH; kh++) {                                                  \
                 int64_t ih = oh * sh - w->pad0[0] + kh * w->dil[0];                                \
                 if (ih < 0 || ih >= H)                                                             \
                     continue;                                                                      \
                 const T *xr = x + ih * W;                                                          \
+                bool done = fused && rows[0] && rows[1] && rows[2];                                \
                 for (int64_t kw = 0; kw < KW; kw++) {                                              \
                     T wv = wt[kh * KW + kw];                                                       \
                     int64_t b = kw * w->dil[1] - w->pad0[1];                                       \
-                    if (sw == 1)                                                                   \
-                        for (int64_t ow = lo[kw]; ow < hi[kw]; ow++)                               \
-                            yr[ow] += wv * xr[ow + b];                                             \
-                    else                                                                           \
-                        for (int64_t ow = lo[kw]; ow < hi[kw]; ow++)                               \
-                            yr[ow] += wv * xr[ow * sw + b];                                        \
+                    /* With the fused pass done, only the edges remain. */                         \
+                    int64_t e1 = done ? L : hi[kw], s2 = done ? R : hi[kw];                        \
+                    for (int64_t ow = lo[kw]; ow < e1; ow++)                                       \
+                        yr[ow] += wv * xr[ow * sw + b];                                            \
+                    for (int64_t ow = s2; ow < hi[kw]; ow++)                                       \
+                        yr[ow] += wv * xr[ow * sw + b];                                            \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
