@@ -138,7 +138,7 @@ DEF_COLS(double, d)
 #define DEF_DEPTHWISE(T, sfx)                                                                      \
     SG_VECTOR_CLONES static void depthwise_##sfx(const T *restrict x, const T *restrict wt,        \
                                                  T bias, T *restrict y, const struct sg_win *w,    \
-                                                 int64_t *lo, int64_t *hi)                         \
+                                                 int64_t *lo, int64_t *hi, T *restrict ph)         \
     {                                                                                              \
         int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];                        \
         int64_t KH = w->k[0], KW = w->k[1], sh = w->stride[0], sw = w->stride[1];                  \
@@ -150,6 +150,26 @@ DEF_COLS(double, d)
         }                                                                                          \
         bool fused = KH == 3 && KW == 3 && L < R;                                                  \
         int64_t b0 = -w->pad0[1], b1 = w->dil[1] - w->pad0[1], b2 = 2 * w->dil[1] - w->pad0[1];    \
+        /* Strided: split each row into sw phases, x[i][j * sw + r] at ph[r][i][j], so that the    \
+         * fused pass reads contiguous memory (tap b is phase r at offset q, b = q * sw + r). */   \
+        bool phased = fused && sw > 1 && sw <= 4 && sw <= W && ph;                                 \
+        int64_t Wp = (W + sw - 1) / sw, q[3], r[3];                                                \
+        for (int t = 0; t < 3; t++) {                                                              \
+            int64_t bt = t == 0 ? b0 : t == 1 ? b1 : b2;                                           \
+            q[t] = sg_win_floordiv(bt, sw);                                                        \
+            r[t] = bt - q[t] * sw;                                                                 \
+        }                                                                                          \
+        if (phased)                                                                                \
+            for (int64_t ih = 0; ih < H; ih++)                                                     \
+                for (int64_t rr = 0; rr < sw; rr++) {                                              \
+                    T *dst = ph + (rr * H + ih) * Wp;                                              \
+                    const T *src = x + ih * W;                                                     \
+                    int64_t j = 0;                                                                 \
+                    for (; j * sw + rr < W; j++)                                                   \
+                        dst[j] = src[j * sw + rr];                                                 \
+                    for (; j < Wp; j++)                                                            \
+                        dst[j] = 0;                                                                \
+                }                                                                                  \
         for (int64_t oh = 0; oh < OH; oh++) {                                                      \
             T *yr = y + oh * OW;                                                                   \
             for (int64_t ow = 0; ow < OW; ow++)                                                    \
@@ -164,12 +184,21 @@ DEF_COLS(double, d)
                 const T *r0 = rows[0], *r1 = rows[1], *r2 = rows[2];                               \
                 T w0 = wt[0], w1 = wt[1], w2 = wt[2], w3 = wt[3], w4 = wt[4], w5 = wt[5];          \
                 T w6 = wt[6], w7 = wt[7], w8 = wt[8];                                              \
-                for (int64_t ow = L; ow < R; ow++) {                                               \
-                    int64_t i = ow * sw;                                                           \
-                    yr[ow] += w0 * r0[i + b0] + w1 * r0[i + b1] + w2 * r0[i + b2] +                \
-                              w3 * r1[i + b0] + w4 * r1[i + b1] + w5 * r1[i + b2] +                \
-                              w6 * r2[i + b0] + w7 * r2[i + b1] + w8 * r2[i + b2];                 \
-                }                                                                                  \
+                if (phased) {                                                                      \
+                    int64_t ih0 = oh * sh - w->pad0[0], dh = w->dil[0], i[9];                      \
+                    for (int t = 0; t < 9; t++)                                                    \
+                        i[t] = (r[t % 3] * H + ih0 + (t / 3) * dh) * Wp + q[t % 3];                \
+                    for (int64_t ow = L; ow < R; ow++)                                             \
+                        yr[ow] += w0 * ph[i[0] + ow] + w1 * ph[i[1] + ow] + w2 * ph[i[2] + ow] +   \
+                                  w3 * ph[i[3] + ow] + w4 * ph[i[4] + ow] + w5 * ph[i[5] + ow] +   \
+                                  w6 * ph[i[6] + ow] + w7 * ph[i[7] + ow] + w8 * ph[i[8] + ow];    \
+                } else                                                                             \
+                    for (int64_t ow = L; ow < R; ow++) {                                           \
+                        int64_t i = ow * sw;                                                       \
+                        yr[ow] += w0 * r0[i + b0] + w1 * r0[i + b1] + w2 * r0[i + b2] +            \
+                                  w3 * r1[i + b0] + w4 * r1[i + b1] + w5 * r1[i + b2] +            \
+                                  w6 * r2[i + b0] + w7 * r2[i + b1] + w8 * r2[i + b2];             \
+                    }                                                                              \
             }                                                                                      \
             for (int64_t kh = 0; kh < KH; kh++) {                                                  \
                 int64_t ih = oh * sh - w->pad0[0] + kh * w->dil[0];                                \
@@ -250,8 +279,8 @@ static void win_2d(const struct sg_win *w, struct sg_win *v)
             for (int64_t n = 0; n < p->N; n++)                                                     \
                 for (int64_t m = 0; m < p->M; m++)                                                 \
                     depthwise_##sfx(x + (n * p->C + m / p->Mg) * g->in_size, w + m * g->k_size,    \
-                                    b ? b[m] : (T)0, y + (n * p->M + m) * g->out_size, &v, lo,     \
-                                    hi);                                                           \
+                                    b ? b[m] : (T)0, y + (n * p->M + m) * g->out_size, &v, lo, hi, \
+                                    col);                                                          \
             return;                                                                                \
         }                                                                                          \
         for (int64_t n = 0; n < p->N; n++)                                                         \
@@ -389,7 +418,8 @@ static sg_status conv_scratch(struct sg_kctx *k, const struct conv *p, size_t es
     sg_status st = check_blas(k, dims, 3);
     if (st)
         return st;
-    size_t n = (size_t)(p->Cg * g->k_size * g->out_size) + 1;
+    /* im2col columns, or the phase planes of a strided depthwise conv. */
+    size_t n = (size_t)(p->Cg * g->k_size * g->out_size + 2 * g->in_size + 8 * g->in[0]) + 1;
     *col = sg_kscratch(k, n * esz);
     *lo = sg_kscratch(k, (size_t)(g->k_size + 1) * sizeof(int64_t));
     *hi = sg_kscratch(k, (size_t)(g->k_size + 1) * sizeof(int64_t));
