@@ -564,6 +564,27 @@ START_TEST(test_pool_ceil_mode_and_count_include_pad)
 }
 END_TEST
 
+START_TEST(test_avgpool_dilations_from_opset_19)
+{
+    /* 1-D of 7, kernel 2, dilation 2: y[i] = (x[i] + x[i + 2]) / 2. */
+    struct one o;
+    one_init(&o, "AveragePool", 19, 1, 1);
+    int64_t xd[3] = {1, 1, 7}, k = 2, dl = 2;
+    o.in[0] = rnd(SG_DTYPE_FLOAT, xd, 3, 19);
+    sg_node_set_attr_ints(o.n, "kernel_shape", &k, 1);
+    sg_node_set_attr_ints(o.n, "dilations", &dl, 1);
+    ck_assert_ok(one_run(&o), &o.d);
+    const float *x = o.in[0]->data;
+    double want[5];
+    for (int i = 0; i < 5; i++)
+        want[i] = ((double)x[i] + x[i + 2]) / 2;
+    int64_t yd[3] = {1, 1, 5};
+    check_dims("avgpool dilations", o.out[0], yd, 3);
+    check_close("avgpool dilations", o.out[0], want, 5, 1e-6, 1e-6);
+    one_free(&o);
+}
+END_TEST
+
 START_TEST(test_maxpool_indices_column_major)
 {
     struct one o;
@@ -775,6 +796,7 @@ Suite *suite_kernels_nn(void)
     TCase *tp = tcase_create("pool");
     tcase_add_test(tp, test_lp_pool_against_naive);
     tcase_add_test(tp, test_pool_ceil_mode_and_count_include_pad);
+    tcase_add_test(tp, test_avgpool_dilations_from_opset_19);
     tcase_add_test(tp, test_maxpool_indices_column_major);
     tcase_add_test(tp, test_max_roi_pool);
     suite_add_tcase(s, tp);

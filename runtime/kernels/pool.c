@@ -9,7 +9,8 @@
  * running past the end padding counts only up to it). float32 computes in
  * float32, float64 in float64; float16, bfloat16 and the 8-bit integers of
  * MaxPool go through float32 (exact for the integers) and are converted
- * back.
+ * back. AveragePool reads dilations from opset 19 on: Debian's schemas stop
+ * at 17, but an entry for 19 keeps newer models from losing them silently.
  */
 #include "window.h"
 
@@ -265,7 +266,7 @@ static sg_status run_pool(struct sg_kctx *k)
     }
     bool ceil_mode = sg_kattr_int(k, "ceil_mode", 0) != 0;
     sg_status st;
-    if ((st = sg_win_attrs(k, w, X, P.mode == PMAX || P.mode == PLP)) ||
+    if ((st = sg_win_attrs(k, w, X, P.mode != PAVG || k->opset >= 19)) ||
         (st = sg_win_forward(k, w, ceil_mode)))
         return st;
     P.count_pad = sg_kattr_int(k, "count_include_pad", 0) != 0;
@@ -691,6 +692,7 @@ static const struct sg_kernel kernels[] = {
     {"", "AveragePool", 7, 0, FL, 0, run_pool},
     {"", "AveragePool", 10, 0, FL, 0, run_pool},
     {"", "AveragePool", 11, 0, FL, 0, run_pool},
+    {"", "AveragePool", 19, 0, FL, 0, run_pool},
     {"", "LpPool", 1, 0, FL, 0, run_pool},
     {"", "LpPool", 2, 0, FL, 0, run_pool},
     {"", "LpPool", 11, 0, FL, 0, run_pool},
