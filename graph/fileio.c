@@ -22,7 +22,15 @@ int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag)
         sg_diag_set(diag, SG_ENOMEM, "out of memory");
         return -1;
     }
-    snprintf(name, len, "%s.tmp.XXXXXX", path);
+    /* "<path>.tmp.XXXXXX", unless the file name is so long (dumps may use
+     * all 255 bytes) that the suffix would pass NAME_MAX: then a short
+     * hidden name in the same folder. */
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (strlen(base) + 11 > 255)
+        snprintf(name, len, "%.*s.sg.tmp.XXXXXX", (int)(base - path), path);
+    else
+        snprintf(name, len, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(name);
     if (fd < 0) {
         sg_diag_set(diag, SG_EIO, "cannot create a file beside '%s': %s", path, strerror(errno));

@@ -14,9 +14,12 @@
  *      "inputs": [{"name", "file", "dtype", "shape"}, ...],
  *      "outputs": [{"name", "file"}, ...]}
  * "file" is null for values numpy cannot hold (strings, sequences,
- * optionals); bfloat16 tensors are written as float32 and say so in
- * "file_dtype". A node without a name is dumped under the name of its first
- * output value ("node" in the manifest says which name was used).
+ * optionals), and in "outputs" for a graph output that no node produces (a
+ * graph input or initializer passed straight through); bfloat16 tensors are
+ * written as float32 and say so in "file_dtype". A node without a name is
+ * dumped under the name of its first output value ("node" in the manifest
+ * says which name was used). Each tensor entry also has "kind" (tensor,
+ * sequence, optional) and, when the file's dtype differs, "file_dtype".
  *
  * The writer is an observer (sg_rt_opts.on_output): each value is written
  * as soon as its node has run, so dumping never keeps a value alive. Files

@@ -47,9 +47,24 @@
  * by the executor, so a kernel written for float32 needs no change; a kernel
  * that models a compiler's internal precision may read it.
  *
- * Broadcasting (numpy rules) is shared: sg_bcast_init() computes the output
- * shape of up to SG_BCAST_MAX inputs and sg_bcast_next() walks the output in
- * contiguous runs, giving each input's offset and step (0 or 1) per run.
+ * Strings. String tensors hold sg_bytes entries; a kernel may point output
+ * entries at input strings or at sg_kscratch() memory: once the kernel
+ * returns, the executor copies them into the output's own storage.
+ *
+ * Shared helpers. Broadcasting (numpy rules): sg_bcast_init() computes the
+ * output shape of up to SG_BCAST_MAX inputs and sg_bcast_next() walks the
+ * output in contiguous runs, giving each input's offset and step (0 or 1)
+ * per run. sg_rt_copy_strided() gathers any strided view (Transpose, Slice,
+ * Expand, Tile are one call each). sg_kwindow() sizes convolution and
+ * pooling windows (pads, auto_pad, ceil_mode). sg_kin_ints(), sg_kaxis()
+ * and sg_kfloats() (half types through float32) cover the common input
+ * chores; sg_rt_get_f64() & co. (sg_runtime.h) read and write any element.
+ *
+ * Testing a family. The backend runner (tests/backend_runner.c, ctest
+ * `backend`) runs the ONNX node tests; after adding kernels, refresh
+ * tests/backend_known_failures.txt with tests/update_known_failures.py.
+ * Cases the backend tests miss go in tests/runtime_cases.py (numpy
+ * formulas; checked by tests/check_runtime.c with tolerances).
  */
 #ifndef SG_KERNEL_H
 #define SG_KERNEL_H

@@ -580,8 +580,9 @@ static int run(int argc, char **argv)
         cli_error("cannot move the results to '%s': %s", out, strerror(errno));
         goto cleanup;
     }
-    printf("ran %zu nodes in %.1f ms; %zu tensors written to %s\n",
-           sg_graph_count_nodes(m->graph, false), t1 - t0, sg_dump_count(dump), out);
+    printf("ran %zu nodes in %.1f ms; %zu tensor%s written to %s\n",
+           sg_graph_count_nodes(m->graph, false), t1 - t0, sg_dump_count(dump),
+           sg_dump_count(dump) == 1 ? "" : "s", out);
     for (uint32_t i = 0; i < sg_rt_n_outputs(rt); i++) {
         char buf[512];
         printf("  output '%s' %s\n", sg_rt_output_info(rt, i)->name,

@@ -394,6 +394,52 @@ START_TEST(test_numerics_modes)
 }
 END_TEST
 
+/* ------------------------------------------------------ random ops */
+
+/* RandomUniform with `seed` (or none) run twice: the same values, in range. */
+static void random_twice(bool seeded, float *first, float *second)
+{
+    for (int run = 0; run < 2; run++) {
+        sg_model *m = sg_model_create();
+        struct sg_diag d = {0};
+        ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+        sg_value *y = node1(m, "RandomUniform", NULL, "rnd", NULL, 0, "y");
+        sg_node *n = y->producer;
+        int64_t shape[2] = {4, 8};
+        ck_assert_ok(sg_node_set_attr_ints(n, "shape", shape, 2), &d);
+        ck_assert_ok(sg_node_set_attr_float(n, "low", -2.0f), &d);
+        ck_assert_ok(sg_node_set_attr_float(n, "high", 3.0f), &d);
+        if (seeded)
+            ck_assert_ok(sg_node_set_attr_float(n, "seed", 7.0f), &d);
+        ck_assert_ok(sg_graph_add_output(m->graph, y), &d);
+        sg_rt *rt;
+        ck_assert_ok(sg_rt_create(m, NULL, &rt, &d), &d);
+        ck_assert_ok(sg_rt_run(rt, &d), &d);
+        const sg_rt_value *v = sg_rt_output(rt, 0);
+        ck_assert_int_eq(v->numel, 32);
+        memcpy(run ? second : first, v->data, 32 * sizeof(float));
+        sg_rt_free(rt);
+        sg_model_free(m);
+    }
+}
+
+START_TEST(test_random_deterministic)
+{
+    float a[32], b[32], c[32], e[32];
+    random_twice(true, a, b);
+    random_twice(false, c, e);
+    ck_assert_mem_eq(a, b, sizeof a);
+    ck_assert_mem_eq(c, e, sizeof c);
+    ck_assert(memcmp(a, c, sizeof a) != 0); /* the seed matters */
+    double sum = 0;
+    for (int i = 0; i < 32; i++) {
+        ck_assert_msg(a[i] >= -2.0f && a[i] < 3.0f, "value %g outside [-2, 3)", a[i]);
+        sum += a[i];
+    }
+    ck_assert_msg(fabs(sum / 32 - 0.5) < 1.0, "mean %g is far from 0.5", sum / 32);
+}
+END_TEST
+
 /* ------------------------------------------------- allocation failures */
 
 START_TEST(test_alloc_failures)
@@ -588,6 +634,7 @@ Suite *suite_runtime(void)
     tcase_add_test(tc, test_missing_kernels_listed);
     tcase_add_test(tc, test_input_checks);
     tcase_add_test(tc, test_numerics_modes);
+    tcase_add_test(tc, test_random_deterministic);
     tcase_add_test(tc, test_alloc_failures);
     tcase_add_test(tc, test_dump_all);
     suite_add_tcase(s, tc);

@@ -55,6 +55,15 @@ def fixed_model(path):
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
 
 
+def long_name_model(path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    g = helper.make_graph([helper.make_node("Abs", ["x"], ["t"], name="blocks/" + "a" * 300),
+                           helper.make_node("Neg", ["t"], ["y"], name="neg")],
+                          "long", [x], [y])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
 def custom_model(path):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
@@ -132,6 +141,21 @@ def main():
               files[1].startswith("neg_1.0."), "dump names: %s" % files)
         y = np.load(os.path.join(out, man["outputs"][0]["file"]))
         check(np.array_equal(y, -np.maximum(a, 0)), "fixed output %s" % y)
+
+        # a node name too long for a file name is shortened and mapped
+        longm = os.path.join(tmp, "long.onnx")
+        long_name_model(longm)
+        rc, msg = run(surgeon, longm, "--random", "3", "-o", out, "--dump", "all")
+        man = json.load(open(os.path.join(out, "manifest.json")))
+        f0 = man["tensors"][0]["file"]
+        mapping = open(os.path.join(out, "mapping.csv")).read() if os.path.exists(
+            os.path.join(out, "mapping.csv")) else ""
+        check(rc == 0 and len(f0) <= 255 and os.path.exists(os.path.join(out, f0)) and
+              mapping.startswith(f0 + ",blocks/" + "a" * 300), "long name: %s %s" % (f0, mapping))
+        rc, msg = run(surgeon, longm, "--random", "3", "-o", out)
+        man = json.load(open(os.path.join(out, "manifest.json")))
+        check(rc == 0 and [e["node"] for e in man["tensors"]] == ["neg"] and
+              man["mode"] == "outputs", "--dump outputs wrote %s" % man["tensors"])
 
         # random runs repeat exactly, and a rerun replaces the folder
         rc1, _ = run(surgeon, mm, "--random", "7", "--range", "-2,2", "--input-shape",

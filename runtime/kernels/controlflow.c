@@ -245,7 +245,7 @@ done:
 static sg_status slice_at(struct sg_kctx *k, const sg_rt_value *X, uint32_t axis, int64_t t,
                           sg_rt_value **out)
 {
-    int64_t dims[SG_MAX_RANK], outer = 1, inner = 1, n = X->dims[axis];
+    int64_t dims[SG_MAX_RANK] = {0}, outer = 1, inner = 1, n = X->dims[axis];
     uint32_t r = 0;
     for (uint32_t d = 0; d < X->rank; d++) {
         if (d < axis)

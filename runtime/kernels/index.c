@@ -62,7 +62,7 @@ static sg_status run_gather(struct sg_kctx *k)
     char *y = Y->data;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < I->numel; i++) {
-            int64_t idx;
+            int64_t idx = 0;
             if ((st = get_index(k, I, i, dim, axis, &idx)))
                 return st;
             memcpy(y, (const char *)X->data + (size_t)(o * dim + idx) * row, row);
@@ -88,7 +88,7 @@ static sg_status run_gather_elements(struct sg_kctx *k)
     sg_rt_strides(X->dims, X->rank, xs);
     size_t es = esize(X);
     for (int64_t o = 0; o < Y->numel; o++) {
-        int64_t off = 0, j;
+        int64_t off = 0, j = 0;
         if ((st = get_index(k, I, o, X->dims[axis], axis, &j)))
             return st;
         for (uint32_t d = 0; d < X->rank; d++)
@@ -133,7 +133,7 @@ static sg_status run_gather_nd(struct sg_kctx *k)
     for (int64_t t = 0; t < I->numel / m; t++) {
         int64_t bi = per_batch ? t / per_batch : 0, off = bi * (b ? xs[b - 1] : 0);
         for (int64_t j = 0; j < m; j++) {
-            int64_t idx;
+            int64_t idx = 0;
             if ((st = get_index(k, I, t * m + j, X->dims[b + j], (uint32_t)(b + j), &idx)))
                 return st;
             off += idx * xs[b + j];
@@ -209,7 +209,7 @@ static sg_status run_scatter_elements(struct sg_kctx *k)
     int64_t xs[SG_MAX_RANK], idx[SG_MAX_RANK] = {0};
     sg_rt_strides(X->dims, X->rank, xs);
     for (int64_t o = 0; o < I->numel; o++) {
-        int64_t off = 0, j;
+        int64_t off = 0, j = 0;
         if ((st = get_index(k, I, o, X->dims[axis], axis, &j)))
             return st;
         for (uint32_t d = 0; d < X->rank; d++)
@@ -252,7 +252,7 @@ static sg_status run_scatter_nd(struct sg_kctx *k)
     for (int64_t t = 0; t < n; t++) {
         int64_t off = 0;
         for (int64_t j = 0; j < m; j++) {
-            int64_t idx;
+            int64_t idx = 0;
             if ((st = get_index(k, I, t * m + j, X->dims[j], (uint32_t)j, &idx)))
                 return st;
             off += idx * xs[j];

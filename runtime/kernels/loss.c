@@ -31,7 +31,7 @@ static sg_status get_reduction(struct sg_kctx *k, enum reduction *r)
 static sg_status nll(struct sg_kctx *k, const double *lp, int64_t N, int64_t C, int64_t D,
                      const sg_rt_value *T, const sg_rt_value *W, int32_t dtype, uint32_t oi)
 {
-    enum reduction red;
+    enum reduction red = RED_MEAN;
     sg_status st = get_reduction(k, &red);
     if (st)
         return st;

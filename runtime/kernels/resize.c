@@ -140,7 +140,7 @@ static sg_status run_resize(struct sg_kctx *k)
         "tf_half_pixel_for_nn"}; /* opset 11's spelling */
     static const char *const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                            "ceil"};
-    int mode, coord = C_ASYMMETRIC, nm = N_FLOOR;
+    int mode = M_NEAREST, coord = C_ASYMMETRIC, nm = N_FLOOR;
     sg_status st = parse_enum(k, "mode", "nearest", modes, 3, &mode);
     if (!st && !legacy)
         st = parse_enum(k, "coordinate_transformation_mode", "half_pixel", coords, 7, &coord);

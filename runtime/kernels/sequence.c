@@ -87,7 +87,7 @@ static sg_status run_seq_at(struct sg_kctx *k)
     const sg_rt_value *s = seq_in(k, 0);
     if (!s)
         return sg_kfail(k, SG_ETYPE, "input 0 must be a sequence");
-    int64_t p;
+    int64_t p = 0;
     sg_status st = position(k, 1, (int64_t)s->n_items, false, 0, &p);
     if (st)
         return st;
@@ -118,7 +118,7 @@ static sg_status run_seq_insert(struct sg_kctx *k)
     if (s->n_items && x->dtype != s->dtype)
         return sg_kfail(k, SG_ETYPE, "cannot insert %s into a sequence of %s", sg_kshape(k, x),
                         sg_dtype_name(s->dtype));
-    int64_t p;
+    int64_t p = 0;
     sg_status st = position(k, 2, (int64_t)s->n_items, true, (int64_t)s->n_items, &p);
     if (st)
         return st;
@@ -132,7 +132,7 @@ static sg_status run_seq_erase(struct sg_kctx *k)
     const sg_rt_value *s = seq_in(k, 0);
     if (!s)
         return sg_kfail(k, SG_ETYPE, "input 0 must be a sequence");
-    int64_t p;
+    int64_t p = 0;
     sg_status st = position(k, 1, (int64_t)s->n_items, false, (int64_t)s->n_items - 1, &p);
     if (st)
         return st;
