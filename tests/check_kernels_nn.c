@@ -165,6 +165,10 @@ static const struct conv_case conv_cases[] = {
     {2, 1, 4, 4, 4, {9, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
     /* depthwise with a channel multiplier, dilated */
     {2, 1, 3, 6, 3, {7, 7}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, false, NULL},
+    /* depthwise, 5x3 kernel, unequal strides and dilations, odd pads */
+    {2, 2, 3, 3, 3, {11, 13}, {5, 3}, {2, 3}, {1, 2}, {2, 0}, {1, 3}, true, NULL},
+    /* depthwise 3x3 on a 2x2 input: padding everywhere */
+    {2, 1, 2, 2, 2, {2, 2}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
     /* pointwise: a plain GEMM */
     {2, 2, 5, 3, 1, {4, 6}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, NULL},
     /* 1x1 stride 2 (ResNet downsample) */

@@ -132,92 +132,105 @@ DEF_COLS(double, d)
 #endif
 
 /*
- * Direct depthwise convolution of one channel in 2-D (1-D as height 1):
- * y[oh, ow] = bias + sum w[kh, kw] * x[oh*sh - ph + kh*dh, ow*sw - pw + kw*dw].
+ * Depthwise convolution of one channel in 2-D (1-D as height 1), any
+ * kernel, stride, dilation and padding. The input is first laid out as
+ * sh * sw phase planes with the padding written out:
+ *     q[rr][rc][i][j] = x[i * sh + rr - pad_top][j * sw + rc - pad_left]
+ * (zero outside x), i < Hq, j < Wq. Output (oh, ow) reads tap (kh, kw) at
+ *     q[kh*dh % sh][kw*dw % sw][(oh + kh*dh / sh) * Wq + ow + kw*dw / sw],
+ * a fixed offset from t = oh * Wq + ow for every tap, so each tap is one
+ * contiguous loop over the whole plane: no edge cases, and the vector
+ * units stay busy even on 7x7 planes. The Wq - OW extra columns of each
+ * row are dropped when copying out. Scratch: depthwise_scratch() elements.
  */
+struct dw {
+    int64_t Hq, Wq, plane; /* phase plane rows, columns, size */
+};
+
+static void dw_geometry(const struct sg_win *w, struct dw *g)
+{
+    int64_t qh = (w->k[0] - 1) * w->dil[0] / w->stride[0];
+    int64_t qw = (w->k[1] - 1) * w->dil[1] / w->stride[1];
+    g->Wq = w->out[1] + qw;
+    g->Hq = w->out[0] + qh + 1;
+    g->plane = g->Hq * g->Wq;
+}
+
+/* Elements of scratch depthwise_*() needs. */
+static int64_t depthwise_scratch(const struct sg_win *w)
+{
+    struct dw g;
+    dw_geometry(w, &g);
+    return w->stride[0] * w->stride[1] * g.plane + w->out[0] * g.Wq;
+}
+
 #define DEF_DEPTHWISE(T, sfx)                                                                      \
     SG_VECTOR_CLONES static void depthwise_##sfx(const T *restrict x, const T *restrict wt,        \
                                                  T bias, T *restrict y, const struct sg_win *w,    \
-                                                 int64_t *lo, int64_t *hi, T *restrict ph)         \
+                                                 T *restrict q)                                    \
     {                                                                                              \
         int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];                        \
         int64_t KH = w->k[0], KW = w->k[1], sh = w->stride[0], sw = w->stride[1];                  \
-        int64_t L = 0, R = OW; /* output columns where every kw tap is inside */                   \
-        for (int64_t kw = 0; kw < KW; kw++) {                                                      \
-            sg_win_range(OW, sw, w->pad0[1], kw * w->dil[1], W, &lo[kw], &hi[kw]);                 \
-            L = lo[kw] > L ? lo[kw] : L;                                                           \
-            R = hi[kw] < R ? hi[kw] : R;                                                           \
-        }                                                                                          \
-        bool fused = KH == 3 && KW == 3 && L < R;                                                  \
-        int64_t b0 = -w->pad0[1], b1 = w->dil[1] - w->pad0[1], b2 = 2 * w->dil[1] - w->pad0[1];    \
-        /* Strided: split each row into sw phases, x[i][j * sw + r] at ph[r][i][j], so that the    \
-         * fused pass reads contiguous memory (tap b is phase r at offset q, b = q * sw + r). */   \
-        bool phased = fused && sw > 1 && sw <= 4 && sw <= W && ph;                                 \
-        int64_t Wp = (W + sw - 1) / sw, q[3], r[3];                                                \
-        for (int t = 0; t < 3; t++) {                                                              \
-            int64_t bt = t == 0 ? b0 : t == 1 ? b1 : b2;                                           \
-            q[t] = sg_win_floordiv(bt, sw);                                                        \
-            r[t] = bt - q[t] * sw;                                                                 \
-        }                                                                                          \
-        if (phased)                                                                                \
-            for (int64_t ih = 0; ih < H; ih++)                                                     \
-                for (int64_t rr = 0; rr < sw; rr++) {                                              \
-                    T *dst = ph + (rr * H + ih) * Wp;                                              \
-                    const T *src = x + ih * W;                                                     \
-                    int64_t j = 0;                                                                 \
-                    for (; j * sw + rr < W; j++)                                                   \
-                        dst[j] = src[j * sw + rr];                                                 \
-                    for (; j < Wp; j++)                                                            \
+        struct dw g;                                                                               \
+        dw_geometry(w, &g);                                                                        \
+        int64_t Wq = g.Wq;                                                                         \
+        for (int64_t rr = 0; rr < sh; rr++) /* the phase planes */                                 \
+            for (int64_t rc = 0; rc < sw; rc++) {                                                  \
+                T *qp = q + (rr * sw + rc) * g.plane;                                              \
+                int64_t jlo, jhi;                                                                  \
+                sg_win_range(Wq, sw, w->pad0[1], rc, W, &jlo, &jhi);                               \
+                for (int64_t i = 0; i < g.Hq; i++) {                                               \
+                    T *dst = qp + i * Wq;                                                          \
+                    int64_t ih = i * sh + rr - w->pad0[0];                                         \
+                    if (ih < 0 || ih >= H || jhi <= jlo) {                                         \
+                        memset(dst, 0, (size_t)Wq * sizeof(T));                                    \
+                        continue;                                                                  \
+                    }                                                                              \
+                    int64_t base = ih * W + rc - w->pad0[1];                                       \
+                    for (int64_t j = 0; j < jlo; j++)                                              \
+                        dst[j] = 0;                                                                \
+                    if (sw == 1)                                                                   \
+                        memcpy(dst + jlo, x + base + jlo, (size_t)(jhi - jlo) * sizeof(T));        \
+                    else                                                                           \
+                        for (int64_t j = jlo; j < jhi; j++)                                        \
+                            dst[j] = x[base + j * sw];                                             \
+                    for (int64_t j = jhi; j < Wq; j++)                                             \
                         dst[j] = 0;                                                                \
                 }                                                                                  \
-        for (int64_t oh = 0; oh < OH; oh++) {                                                      \
-            T *yr = y + oh * OW;                                                                   \
-            for (int64_t ow = 0; ow < OW; ow++)                                                    \
-                yr[ow] = bias;                                                                     \
-            const T *rows[3] = {NULL, NULL, NULL};                                                 \
-            for (int64_t kh = 0; kh < KH && kh < 3; kh++) {                                        \
-                int64_t ih = oh * sh - w->pad0[0] + kh * w->dil[0];                                \
-                rows[kh] = ih >= 0 && ih < H ? x + ih * W : NULL;                                  \
             }                                                                                      \
-            if (fused && rows[0] && rows[1] && rows[2]) {                                          \
-                /* 3x3 with all rows inside: one pass, nine taps per output. */                    \
-                const T *r0 = rows[0], *r1 = rows[1], *r2 = rows[2];                               \
-                T w0 = wt[0], w1 = wt[1], w2 = wt[2], w3 = wt[3], w4 = wt[4], w5 = wt[5];          \
-                T w6 = wt[6], w7 = wt[7], w8 = wt[8];                                              \
-                if (phased) {                                                                      \
-                    int64_t ih0 = oh * sh - w->pad0[0], dh = w->dil[0], i[9];                      \
-                    for (int t = 0; t < 9; t++)                                                    \
-                        i[t] = (r[t % 3] * H + ih0 + (t / 3) * dh) * Wp + q[t % 3];                \
-                    for (int64_t ow = L; ow < R; ow++)                                             \
-                        yr[ow] += w0 * ph[i[0] + ow] + w1 * ph[i[1] + ow] + w2 * ph[i[2] + ow] +   \
-                                  w3 * ph[i[3] + ow] + w4 * ph[i[4] + ow] + w5 * ph[i[5] + ow] +   \
-                                  w6 * ph[i[6] + ow] + w7 * ph[i[7] + ow] + w8 * ph[i[8] + ow];    \
-                } else                                                                             \
-                    for (int64_t ow = L; ow < R; ow++) {                                           \
-                        int64_t i = ow * sw;                                                       \
-                        yr[ow] += w0 * r0[i + b0] + w1 * r0[i + b1] + w2 * r0[i + b2] +            \
-                                  w3 * r1[i + b0] + w4 * r1[i + b1] + w5 * r1[i + b2] +            \
-                                  w6 * r2[i + b0] + w7 * r2[i + b1] + w8 * r2[i + b2];             \
-                    }                                                                              \
-            }                                                                                      \
-            for (int64_t kh = 0; kh < KH; kh++) {                                                  \
-                int64_t ih = oh * sh - w->pad0[0] + kh * w->dil[0];                                \
-                if (ih < 0 || ih >= H)                                                             \
+        /* Every tap over the whole plane; 3x3 in one pass. */                                     \
+        T *acc = Wq == OW ? y : q + sh * sw * g.plane;                                             \
+        int64_t n = OH * Wq;                                                                       \
+        const T *tp[9];                                                                            \
+        for (int64_t kh = 0, t = 0; kh < KH; kh++)                                                 \
+            for (int64_t kw = 0; kw < KW; kw++, t++) {                                             \
+                int64_t oy = kh * w->dil[0], ox = kw * w->dil[1];                                  \
+                const T *src =                                                                     \
+                    q + ((oy % sh) * sw + ox % sw) * g.plane + (oy / sh) * Wq + ox / sw;           \
+                if (KH * KW == 9) {                                                                \
+                    tp[t] = src;                                                                   \
                     continue;                                                                      \
-                const T *xr = x + ih * W;                                                          \
-                bool done = fused && rows[0] && rows[1] && rows[2];                                \
-                for (int64_t kw = 0; kw < KW; kw++) {                                              \
-                    T wv = wt[kh * KW + kw];                                                       \
-                    int64_t b = kw * w->dil[1] - w->pad0[1];                                       \
-                    /* With the fused pass done, only the edges remain. */                         \
-                    int64_t e1 = done ? L : hi[kw], s2 = done ? R : hi[kw];                        \
-                    for (int64_t ow = lo[kw]; ow < e1; ow++)                                       \
-                        yr[ow] += wv * xr[ow * sw + b];                                            \
-                    for (int64_t ow = s2; ow < hi[kw]; ow++)                                       \
-                        yr[ow] += wv * xr[ow * sw + b];                                            \
                 }                                                                                  \
+                T wv = wt[t];                                                                      \
+                if (t == 0)                                                                        \
+                    for (int64_t i = 0; i < n; i++)                                                \
+                        acc[i] = bias + wv * src[i];                                               \
+                else                                                                               \
+                    for (int64_t i = 0; i < n; i++)                                                \
+                        acc[i] += wv * src[i];                                                     \
             }                                                                                      \
+        if (KH * KW == 9) {                                                                        \
+            const T *p0 = tp[0], *p1 = tp[1], *p2 = tp[2], *p3 = tp[3], *p4 = tp[4];               \
+            const T *p5 = tp[5], *p6 = tp[6], *p7 = tp[7], *p8 = tp[8];                            \
+            T w0 = wt[0], w1 = wt[1], w2 = wt[2], w3 = wt[3], w4 = wt[4], w5 = wt[5];              \
+            T w6 = wt[6], w7 = wt[7], w8 = wt[8];                                                  \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                acc[i] = bias + w0 * p0[i] + w1 * p1[i] + w2 * p2[i] + w3 * p3[i] + w4 * p4[i] +   \
+                         w5 * p5[i] + w6 * p6[i] + w7 * p7[i] + w8 * p8[i];                        \
         }                                                                                          \
+        if (acc != y)                                                                              \
+            for (int64_t oh = 0; oh < OH; oh++)                                                    \
+                memcpy(y + oh * OW, acc + oh * Wq, (size_t)OW * sizeof(T));                        \
     }
 
 DEF_DEPTHWISE(float, f)
@@ -264,8 +277,7 @@ static void win_2d(const struct sg_win *w, struct sg_win *v)
  * depthwise); lo/hi of prod(k) entries.
  */
 #define DEF_CONV(T, sfx)                                                                           \
-    static void conv_##sfx(const struct conv *p, const T *x, const T *w, const T *b, T *y, T *col, \
-                           int64_t *lo, int64_t *hi)                                               \
+    static void conv_##sfx(const struct conv *p, const T *x, const T *w, const T *b, T *y, T *col) \
     {                                                                                              \
         const struct sg_win *g = &p->w;                                                            \
         int64_t K = p->Cg * g->k_size;                                                             \
@@ -279,8 +291,7 @@ static void win_2d(const struct sg_win *w, struct sg_win *v)
             for (int64_t n = 0; n < p->N; n++)                                                     \
                 for (int64_t m = 0; m < p->M; m++)                                                 \
                     depthwise_##sfx(x + (n * p->C + m / p->Mg) * g->in_size, w + m * g->k_size,    \
-                                    b ? b[m] : (T)0, y + (n * p->M + m) * g->out_size, &v, lo, hi, \
-                                    col);                                                          \
+                                    b ? b[m] : (T)0, y + (n * p->M + m) * g->out_size, &v, col);   \
             return;                                                                                \
         }                                                                                          \
         for (int64_t n = 0; n < p->N; n++)                                                         \
@@ -409,21 +420,24 @@ static sg_status check_bias(struct sg_kctx *k, const sg_rt_value *B, int64_t M,
     return SG_OK;
 }
 
-/* Scratch for conv_*: col and lo/hi. */
-static sg_status conv_scratch(struct sg_kctx *k, const struct conv *p, size_t esz, void **col,
-                              int64_t **lo, int64_t **hi)
+/* Scratch for conv_*: im2col columns or depthwise phase planes. */
+static sg_status conv_scratch(struct sg_kctx *k, const struct conv *p, size_t esz, void **col)
 {
     const struct sg_win *g = &p->w;
     int64_t dims[3] = {p->Mg, g->out_size, p->Cg * g->k_size};
     sg_status st = check_blas(k, dims, 3);
     if (st)
         return st;
-    /* im2col columns, or the phase planes of a strided depthwise conv. */
-    size_t n = (size_t)(p->Cg * g->k_size * g->out_size + 2 * g->in_size + 8 * g->in[0]) + 1;
+    /* im2col columns, or the phase planes of a depthwise conv. */
+    size_t n = (size_t)(p->Cg * g->k_size * g->out_size) + 1;
+    if (p->Cg == 1 && g->n <= 2) {
+        struct sg_win v;
+        win_2d(g, &v);
+        size_t nd = (size_t)depthwise_scratch(&v) + 1;
+        n = nd > n ? nd : n;
+    }
     *col = sg_kscratch(k, n * esz);
-    *lo = sg_kscratch(k, (size_t)(g->k_size + 1) * sizeof(int64_t));
-    *hi = sg_kscratch(k, (size_t)(g->k_size + 1) * sizeof(int64_t));
-    if (!*col || !*lo || !*hi)
+    if (!*col)
         return sg_kfail(k, SG_ENOMEM, "out of memory for a %lld x %lld im2col buffer",
                         (long long)(p->Cg * g->k_size), (long long)g->out_size);
     return SG_OK;
@@ -459,19 +473,18 @@ static sg_status run_conv(struct sg_kctx *k)
     if (!Y->numel)
         return SG_OK;
     void *col;
-    int64_t *lo, *hi;
     if ((st = conv_scratch(k, &p, X->dtype == SG_DTYPE_DOUBLE ? sizeof(double) : sizeof(float),
-                           &col, &lo, &hi)))
+                           &col)))
         return st;
     if (X->dtype == SG_DTYPE_DOUBLE) {
-        conv_d(&p, X->data, W->data, B ? B->data : NULL, Y->data, col, lo, hi);
+        conv_d(&p, X->data, W->data, B ? B->data : NULL, Y->data, col);
         return SG_OK;
     }
     const float *x = sg_kfloats(k, X), *w = sg_kfloats(k, W), *b = B ? sg_kfloats(k, B) : NULL;
     float *y = is_half(X->dtype) ? sg_kscratch(k, (size_t)Y->numel * sizeof(float)) : Y->data;
     if (!x || !w || (B && !b) || !y)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
-    conv_f(&p, x, w, b, y, col, lo, hi);
+    conv_f(&p, x, w, b, y, col);
     store_floats(Y, y);
     return SG_OK;
 }
@@ -643,10 +656,9 @@ static sg_status int_conv(struct sg_kctx *k, uint32_t xi, uint32_t xz, uint32_t 
     if (!ny)
         return SG_OK;
     void *col;
-    int64_t *lo, *hi;
-    if ((st = conv_scratch(k, p, sizeof(double), &col, &lo, &hi)))
+    if ((st = conv_scratch(k, p, sizeof(double), &col)))
         return st;
-    conv_d(p, x, w, NULL, *Yd, col, lo, hi);
+    conv_d(p, x, w, NULL, *Yd, col);
     return SG_OK;
 }
 
