@@ -129,7 +129,8 @@ static void channel_stats(const struct io *io, int64_t N, int64_t C, int64_t inn
  * Training: opset >= 14 by training_mode, giving running_mean and
  * running_var (input * momentum + batch * (1 - momentum)); before 14 by
  * asking for the extra outputs mean, var (running, as above), saved_mean
- * and saved_var (the batch mean and population variance).
+ * and saved_var (the batch mean and population variance), unless is_test
+ * (opsets 1 and 6) is set.
  */
 static sg_status run_batch_norm(struct sg_kctx *k)
 {
@@ -156,6 +157,8 @@ static sg_status run_batch_norm(struct sg_kctx *k)
     double momentum = sg_kattr_float(k, "momentum", 0.9f);
     bool training = k->opset >= 14 ? sg_kattr_int(k, "training_mode", 0) != 0
                                    : sg_kout_wanted(k, 1) || sg_kout_wanted(k, 2);
+    if (k->opset < 7 && sg_kattr_int(k, "is_test", 0) != 0)
+        training = false; /* opsets 1 and 6 say so explicitly */
     sg_rt_value *Y;
     sg_status st = sg_kout(k, 0, X->dtype, X->dims, X->rank, &Y);
     if (st)
