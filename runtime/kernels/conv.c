@@ -3,14 +3,15 @@
  * ConvTranspose, ConvInteger, QLinearConv, and Col2Im (the scatter half of
  * ConvTranspose, so it lives here).
  *
- * Conv lowers each (image, group) to one GEMM through BLAS
- * (cblas_sgemm / cblas_dgemm): W_g [M/g, C/g * prod(k)] times the im2col
- * matrix [C/g * prod(k), prod(out)]. A 1x1 convolution with unit strides
- * and no padding needs no im2col: the input already is that matrix.
- * Depthwise convolutions (one input channel per group) in 1-D and 2-D run
- * a direct loop instead, which is faster than GEMMs with one row.
- * ConvTranspose is the transpose: one GEMM W_g^T * X_g into columns, then
- * col2im adds them into the output.
+ * Conv lowers each (image, group) to GEMMs through BLAS (cblas_sgemm /
+ * cblas_dgemm): W_g [M/g, C/g * prod(k)] times the im2col matrix
+ * [C/g * prod(k), prod(out)], built in chunks of at most ~32 MB. A 1x1
+ * convolution with unit strides and no padding needs no im2col: the input
+ * already is that matrix. Depthwise convolutions (one input channel per
+ * group) in 1-D and 2-D run a direct vectorised loop instead (see
+ * depthwise_f), much faster than GEMMs with one row. ConvTranspose is the
+ * transpose: GEMMs W_g^T * X_g into columns, then col2im adds them into
+ * the output.
  *
  * float32 computes in float32; float64 in float64; float16 and bfloat16 are
  * widened to float32 and rounded back. ConvInteger and QLinearConv
@@ -296,9 +297,9 @@ static void win_2d(const struct sg_win *w, struct sg_win *v)
 
 /*
  * Forward convolution for element type T: y [N, M, out...] from x [N, C,
- * in...], w [M, C/g, k...] and bias b [M] (NULL: none). col is scratch of
- * Cg * prod(k) * prod(out) elements (unused when the conv is pointwise or
- * depthwise); lo/hi of prod(k) entries.
+ * in...], w [M, C/g, k...] and bias b [M] (NULL: none). col is scratch
+ * from conv_scratch(): a chunk of p->cr output rows of im2col columns, or
+ * the depthwise phase planes (unused when the conv is pointwise).
  */
 #define DEF_CONV(T, sfx)                                                                           \
     static void conv_##sfx(const struct conv *p, const T *x, const T *w, const T *b, T *y, T *col) \
@@ -347,8 +348,9 @@ DEF_CONV(double, d)
 /*
  * Transposed convolution for T: y [N, M, out...] from x [N, C, in...], w
  * [C, M/g, k...], bias b [M] or NULL. y must be zeroed; col holds
- * Mg * prod(k) * prod(in) elements. The window geometry p->w is that of
- * the forward conv from y to x (w.in = y's dims, w.out = x's dims).
+ * Mg * prod(k) columns for p->cr rows of x's innermost axis. The window
+ * geometry p->w is that of the forward conv from y to x (w.in = y's dims,
+ * w.out = x's dims).
  */
 #define DEF_CONVT(T, sfx)                                                                          \
     static void convt_##sfx(const struct conv *p, const T *x, const T *w, const T *b, T *y,        \
