@@ -132,6 +132,13 @@ static double inv(double p)
 DEF_POOL(float, f)
 DEF_POOL(double, d)
 
+/* The 2-D loops built for AVX-512, AVX2 and the baseline (as in conv.c). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define SG_POOL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SG_POOL_CLONES
+#endif
+
 /*
  * The same for 1-D and 2-D max and average pooling (1-D as height 1), the
  * shapes of CNNs, without the N-D bookkeeping: the valid kernel columns of
@@ -139,9 +146,9 @@ DEF_POOL(double, d)
  * is a plain double loop over its window.
  */
 #define DEF_POOL2D(T, sfx)                                                                         \
-    static void pool2d_##sfx(const struct pool *P, const struct sg_win *w, const T *x, T *y,       \
-                             int64_t *ind, int64_t planes, int64_t *clo, int64_t *chi,             \
-                             int64_t *cpad)                                                        \
+    SG_POOL_CLONES static void pool2d_##sfx(const struct pool *P, const struct sg_win *w,          \
+                                            const T *x, T *y, int64_t *ind, int64_t planes,        \
+                                            int64_t *clo, int64_t *chi, int64_t *cpad, T *tmp)     \
     {                                                                                              \
         int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];                        \
         int64_t KH = w->k[0], KW = w->k[1], sh = w->stride[0], sw = w->stride[1];                  \
@@ -164,18 +171,42 @@ DEF_POOL(double, d)
                 rhi = rhi < KH ? rhi : KH;                                                         \
                 e = e <= 0 ? 0 : (e + dh - 1) / dh;                                                \
                 int64_t rpad = e < KH ? e : KH;                                                    \
+                if (!ind) {                                                                        \
+                    /* Separable: reduce the window's rows into tmp (contiguous, vectorised),      \
+                     * then each output reduces KW entries of tmp. */                              \
+                    bool mx = P->mode == PMAX;                                                     \
+                    for (int64_t j = 0; j < W; j++)                                                \
+                        tmp[j] = mx ? (T)-INFINITY : 0;                                            \
+                    for (int64_t kh = rlo; kh < rhi; kh++) {                                       \
+                        const T *row = xp + (hs + kh * dh) * W;                                    \
+                        if (mx)                                                                    \
+                            for (int64_t j = 0; j < W; j++)                                        \
+                                tmp[j] = row[j] > tmp[j] ? row[j] : tmp[j];                        \
+                        else                                                                       \
+                            for (int64_t j = 0; j < W; j++)                                        \
+                                tmp[j] += row[j];                                                  \
+                    }                                                                              \
+                    for (int64_t ow = 0; ow < OW; ow++) {                                          \
+                        int64_t tb = ow * sw - w->pad0[1];                                         \
+                        T acc = mx ? (T)-INFINITY : 0;                                             \
+                        for (int64_t kw = clo[ow]; kw < chi[ow]; kw++) {                           \
+                            T v = tmp[tb + kw * dw];                                               \
+                            acc = mx ? (v > acc ? v : acc) : acc + v;                              \
+                        }                                                                          \
+                        if (!mx) {                                                                 \
+                            int64_t cnt = P->count_pad ? rpad * cpad[ow]                           \
+                                                       : (rhi - rlo) * (chi[ow] - clo[ow]);        \
+                            acc = cnt > 0 && rhi > rlo && chi[ow] > clo[ow] ? acc / (T)cnt : 0;    \
+                        }                                                                          \
+                        yp[oh * OW + ow] = acc;                                                    \
+                    }                                                                              \
+                    continue;                                                                      \
+                }                                                                                  \
                 for (int64_t ow = 0; ow < OW; ow++) {                                              \
                     int64_t ws = ow * sw - w->pad0[1];                                             \
                     T acc = 0;                                                                     \
                     int64_t arg = -1;                                                              \
-                    if (P->mode == PMAX && !ind) {                                                 \
-                        acc = (T)-INFINITY;                                                        \
-                        for (int64_t kh = rlo; kh < rhi; kh++) {                                   \
-                            const T *row = xp + (hs + kh * dh) * W + ws;                           \
-                            for (int64_t kw = clo[ow]; kw < chi[ow]; kw++)                         \
-                                acc = row[kw * dw] > acc ? row[kw * dw] : acc;                     \
-                        }                                                                          \
-                    } else if (P->mode == PMAX) {                                                  \
+                    if (P->mode == PMAX) {                                                         \
                         acc = (T)-INFINITY;                                                        \
                         for (int64_t kh = rlo; kh < rhi; kh++) {                                   \
                             int64_t r = (hs + kh * dh) * W + ws;                                   \
@@ -293,6 +324,7 @@ static sg_status run_pool(struct sg_kctx *k)
     struct sg_win v;
     bool flat = P.mode != PLP && w->n <= 2;
     int64_t *lo = NULL, *hi = NULL, *pad = NULL;
+    void *tmp = NULL;
     if (flat) {
         v = *w;
         if (w->n == 1) {
@@ -310,12 +342,13 @@ static sg_status run_pool(struct sg_kctx *k)
         lo = sg_kscratch(k, (size_t)(v.out[1] + 1) * sizeof *lo);
         hi = sg_kscratch(k, (size_t)(v.out[1] + 1) * sizeof *hi);
         pad = sg_kscratch(k, (size_t)(v.out[1] + 1) * sizeof *pad);
-        if (!lo || !hi || !pad)
+        tmp = sg_kscratch(k, (size_t)(v.in[1] + 1) * sizeof(double));
+        if (!lo || !hi || !pad || !tmp)
             return sg_kfail(k, SG_ENOMEM, "out of memory");
     }
     if (X->dtype == SG_DTYPE_DOUBLE) {
         if (flat)
-            pool2d_d(&P, &v, X->data, Y->data, ind, planes, lo, hi, pad);
+            pool2d_d(&P, &v, X->data, Y->data, ind, planes, lo, hi, pad, tmp);
         else
             pool_d(&P, X->data, Y->data, ind, planes);
         return SG_OK;
@@ -326,7 +359,7 @@ static sg_status run_pool(struct sg_kctx *k)
     if (!x || !y)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
     if (flat)
-        pool2d_f(&P, &v, x, y, ind, planes, lo, hi, pad);
+        pool2d_f(&P, &v, x, y, ind, planes, lo, hi, pad, tmp);
     else
         pool_f(&P, x, y, ind, planes);
     store_floats(Y, y);
