@@ -622,11 +622,36 @@ static void free_cases(void)
     cases_dir = NULL;
 }
 
+/* No op version is registered twice for the same dtype: the lookup would
+ * silently take whichever family comes first. */
+START_TEST(test_no_duplicate_kernels)
+{
+    for (size_t a = 0; a < sg_kernel_n_families; a++) {
+        const struct sg_kernel_family *fa = sg_kernel_families[a];
+        for (size_t i = 0; i < fa->count; i++) {
+            const struct sg_kernel *x = &fa->kernels[i];
+            for (size_t b = a; b < sg_kernel_n_families; b++) {
+                const struct sg_kernel_family *fb = sg_kernel_families[b];
+                for (size_t j = b == a ? i + 1 : 0; j < fb->count; j++) {
+                    const struct sg_kernel *y = &fb->kernels[j];
+                    bool same = strcmp(x->domain, y->domain) == 0 &&
+                                strcmp(x->op_type, y->op_type) == 0 &&
+                                x->since_version == y->since_version && (x->types & y->types);
+                    ck_assert_msg(!same, "%s v%d is registered in family '%s' and in '%s'",
+                                  x->op_type, x->since_version, fa->name, fb->name);
+                }
+            }
+        }
+    }
+}
+END_TEST
+
 Suite *suite_runtime(void)
 {
     Suite *s = suite_create("runtime");
     TCase *tc = tcase_create("executor");
     tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_no_duplicate_kernels);
     tcase_add_test(tc, test_broadcast_add);
     tcase_add_test(tc, test_broadcast_mismatch_names_node);
     tcase_add_test(tc, test_toposort_shuffled);

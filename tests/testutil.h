@@ -20,6 +20,7 @@ Suite *suite_fusion(void);
 Suite *suite_atc(void);
 Suite *suite_compare(void);
 Suite *suite_runtime(void);
+Suite *suite_kernels_nn(void);
 
 /* Assert a status is SG_OK, printing the diagnostic when it is not. */
 #define ck_assert_ok(expr, diag)                                                                   \
