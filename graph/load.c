@@ -605,7 +605,11 @@ static sg_graph *load_graph(struct loader *L, const Onnx__GraphProto *p, enum sg
     g->name = p->name;
     g->doc = p->doc_string;
     g->unknown = UNKNOWN(p);
-    size_t expect = p->n_input + p->n_initializer + p->n_output + p->n_node * 2;
+    /* Every value is a graph input, an initializer or a node output (names
+     * read from outside come on top, rarely): size the map once. */
+    size_t expect = p->n_input + p->n_initializer + p->n_sparse_initializer;
+    for (size_t i = 0; i < p->n_node; i++)
+        expect += p->node[i]->n_output;
     if (sg__strmap_reserve(g->values_map, expect)) {
         nomem(L);
         goto fail;
@@ -825,6 +829,8 @@ static sg_status convert_model(struct loader *L, const Onnx__ModelProto *p)
     return SG_OK;
 }
 
+#define ARENA_RESERVE_MAX ((size_t)1 << 30)
+
 static void *pb_alloc(void *ctx, size_t size)
 {
     return sg_arena_alloc(ctx, size);
@@ -860,6 +866,11 @@ sg_status sg_model_load_buffer(const void *data, size_t len, const char *dir, co
         sg_diag_prefix(diag, "%s", label);
         goto fail;
     }
+    /* The unpacked messages and the IR take up to ~16 times a node-heavy
+     * file (about the file itself for one made of weights); one chunk of
+     * that size, mostly left untouched, spares dozens of growing ones. */
+    sg_arena_reserve(m->arena,
+                     len < ARENA_RESERVE_MAX / 16 ? 16 * len + (1u << 20) : ARENA_RESERVE_MAX);
     ProtobufCAllocator alloc = {pb_alloc, pb_free, m->arena};
     Onnx__ModelProto *p = onnx__model_proto__unpack(&alloc, len, data);
     if (!p) {
