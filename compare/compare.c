@@ -312,8 +312,8 @@ static sg_status check_map(struct builder *b, const char *model_label)
                 return sg_diag_set(b->diag, SG_EINVAL,
                                    "%s:%u: op '%s' (%s) output %zu stands for ONNX node '%s', "
                                    "which is not in %s",
-                                   map->doc->label, op->line, op->name, op->type, k, op->out_orig[k],
-                                   model_label ? model_label : "the model");
+                                   map->doc->label, op->line, op->name, op->type, k,
+                                   op->out_orig[k], model_label ? model_label : "the model");
     }
     return SG_OK;
 }
