@@ -33,7 +33,7 @@ int sg__opt_index(const struct sg_pass *pass, const char *name, size_t len);
 sg_status sg__pipeline_push(struct sg_pipeline *p, const struct sg_pass *pass,
                             struct sg_opt_value *opts, const char *origin);
 
-/* Check that a pass may be selected: SG_ENOTFOUND / SG_EUNSUPPORTED. */
+/* The pass named name[0..len), or SG_ENOTFOUND naming it. */
 sg_status sg__pass_lookup(const char *name, size_t len, const struct sg_pass **out,
                           struct sg_diag *diag);
 
