@@ -52,7 +52,28 @@ struct ctx {
     /* IR < 4: initializers are also graph inputs, and constant (as ONNX
      * Runtime reads such models); new ones are listed as inputs too. */
     bool old_ir;
+    /* The weights and statistics replaced, removed at the end if unread. */
+    sg_value **olds;
+    size_t n_olds, cap_olds;
+    struct sg__ptrset old_set;
+    /* Per graph: producer outputs the BatchNormalizations' outputs replaced. */
+    sg_value **dead;
+    size_t n_dead, cap_dead;
 };
+
+static sg_status push(sg_value ***arr, size_t *n, size_t *cap, sg_value *v)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        sg_value **grown = sg_realloc(*arr, c * sizeof *grown);
+        if (!grown)
+            return SG_ENOMEM;
+        *arr = grown;
+        *cap = c;
+    }
+    (*arr)[(*n)++] = v;
+    return SG_OK;
+}
 
 static bool default_domain(const sg_node *n)
 {
@@ -388,30 +409,6 @@ out:
     return st;
 }
 
-/* Remove constant v when nothing reads or lists it any more (under
- * IR < 4 its input entry goes with it). */
-static sg_status drop_unused(struct ctx *c, sg_value *v)
-{
-    bool input_ok = c->old_ir && v && v->init && v->graph->kind == SG_GRAPH_MAIN;
-    if (!v || v->n_uses || (v->flags & SG_VALUE_OUTPUT) ||
-        ((v->flags & SG_VALUE_INPUT) && !input_ok))
-        return SG_OK;
-    const char *name = v->name;
-    sg_status st = SG_OK;
-    if ((v->flags & SG_VALUE_INPUT) && (st = sg_graph_remove_input(v->graph, v)))
-        return sg_diag_set(c->diag, st, "cannot remove input '%s'", name);
-    if (v->producer && !strcmp(v->producer->op_type, "Constant"))
-        st = sg_node_remove(v->producer, c->diag);
-    else if (v->init)
-        st = sg_value_remove(v);
-    else
-        return SG_OK;
-    if (st)
-        return sg_diag_set(c->diag, st, "cannot remove '%s'", name);
-    sg_report_change(c->rep, "unused constant removed", "%s", name);
-    return SG_OK;
-}
-
 static sg_status fold(struct ctx *c, struct plan *pl)
 {
     sg_node *bn = pl->bn, *p = pl->p;
@@ -445,22 +442,19 @@ static sg_status fold(struct ctx *c, struct plan *pl)
             return sg_diag_set(c->diag, st ? st : SG_ENOMEM, "cannot add the bias of '%s'",
                                bn_label);
         sg_node_move_after(add, p);
-    } else if ((st = sg_node_set_output(p, 0, NULL)) || (st = sg_value_remove(x)) ||
-               (st = sg_node_set_output(p, 0, y))) {
+    } else if ((st = sg_node_set_output(p, 0, NULL)) || (st = sg_node_set_output(p, 0, y)) ||
+               (st = push(&c->dead, &c->n_dead, &c->cap_dead, x))) {
         return sg_diag_set(c->diag, st, "cannot rewire '%s'", sg__node_label(p));
     }
     sg_report_change(c->rep, "BatchNormalization folded", "%s into %s (%s)", bn_label,
                      sg__node_label(p), p->op_type);
     sg_value *old[6] = {pl->w_src,      pl->b_src,      pl->par_src[0],
                         pl->par_src[1], pl->par_src[2], pl->par_src[3]};
-    for (int i = 0; i < 6; i++) {
-        bool seen = false;
-        for (int k = 0; k < i; k++)
-            seen |= old[k] == old[i];
-        if (!seen && (st = drop_unused(c, old[i])))
-            return st;
-    }
-    return SG_OK;
+    for (int i = 0; i < 6 && !st; i++)
+        if (old[i] && !sg__ptrset_has(&c->old_set, old[i]) &&
+            !(st = sg__ptrset_add(&c->old_set, old[i])))
+            st = push(&c->olds, &c->n_olds, &c->cap_olds, old[i]);
+    return st ? sg_diag_set(c->diag, st, "out of memory") : SG_OK;
 }
 
 static bool is_bn(const sg_node *n)
@@ -500,14 +494,27 @@ static sg_status run_graph(sg_graph *g, void *arg)
         sg_free(pl.t);
     }
     sg_free(bns);
+    /* The replaced producer outputs, unread now, go in one value_info walk. */
+    sg_graph_unlist_values(g, c->dead, c->n_dead, SG_VALUE_INFO);
+    for (size_t k = 0; k < c->n_dead && !st; k++)
+        if ((st = sg_value_remove(c->dead[k])))
+            st = sg_diag_set(c->diag, st, "cannot remove '%s'", c->dead[k]->name);
+    c->n_dead = 0;
     return st;
 }
 
 static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pass_report *rep,
                      struct sg_diag *diag)
 {
-    struct ctx c = {m, opts, rep, diag, m->has_ir_version && m->ir_version < 4};
-    return m->graph ? sg__walk_graphs(m->graph, run_graph, &c) : SG_OK;
+    struct ctx c = {.m = m, .opts = opts, .rep = rep, .diag = diag};
+    c.old_ir = m->has_ir_version && m->ir_version < 4;
+    sg_status st = m->graph ? sg__walk_graphs(m->graph, run_graph, &c) : SG_OK;
+    if (!st)
+        st = sg__remove_constants(c.olds, c.n_olds, c.old_ir, rep, diag);
+    sg_free(c.olds);
+    sg_free(c.dead);
+    sg__ptrset_free(&c.old_set);
+    return st;
 }
 
 const struct sg_pass sg_pass_fold_bn = {

@@ -555,17 +555,36 @@ static sg_status materialize(struct fold *f, sg_node *n, uint32_t j)
     return SG_OK;
 }
 
-/* Replace the folded nodes (in topological order in folded[]) by the
+/* Replace the folded nodes (in topological order in folded[]) of g by the
  * constants something still reads. */
-static sg_status commit(struct fold *f, sg_node **folded, size_t n_folded)
+static sg_status commit(struct fold *f, sg_graph *g, sg_node **folded, size_t n_folded)
 {
     sg_status st;
+    size_t n_gone = 0;
     for (size_t k = 0; k < n_folded; k++) {
         sg_node *n = folded[k];
-        for (uint32_t j = 0; j < n->n_outputs; j++)
-            if (n->outputs[j] && needed(f, n->outputs[j]) && (st = materialize(f, n, j)))
-                return st;
+        for (uint32_t j = 0; j < n->n_outputs; j++) {
+            if (!n->outputs[j])
+                continue;
+            if (needed(f, n->outputs[j])) {
+                if ((st = materialize(f, n, j)))
+                    return st;
+            } else {
+                n_gone++;
+            }
+        }
     }
+    /* The values that go with their nodes leave value_info in one walk. */
+    sg_value **gone = sg_malloc((n_gone + 1) * sizeof *gone);
+    if (!gone)
+        return sg_diag_set(f->diag, SG_ENOMEM, "out of memory");
+    n_gone = 0;
+    for (size_t k = 0; k < n_folded; k++)
+        for (uint32_t j = 0; j < folded[k]->n_outputs; j++)
+            if (folded[k]->outputs[j])
+                gone[n_gone++] = folded[k]->outputs[j];
+    sg_graph_unlist_values(g, gone, n_gone, SG_VALUE_INFO);
+    sg_free(gone);
     /* Readers first, so that every remaining output is unread. */
     for (size_t k = n_folded; k-- > 0;)
         if ((st = sg_node_remove(folded[k], f->diag)))
@@ -589,35 +608,11 @@ static sg_status fold_graph(sg_graph *g, void *arg)
             order[n_folded++] = order[i]; /* n_folded <= i: reuse the array */
     }
     if (!st)
-        st = commit(f, order, n_folded);
+        st = commit(f, g, order, n_folded);
     vmap_free(&f->vals);
     sg__ptrset_free(&f->folded);
     sg_free(order);
     return st;
-}
-
-/* Remove the constants that only folded nodes read, now unread. */
-static sg_status eliminate(struct fold *f)
-{
-    sg_status st;
-    for (size_t i = 0; i < f->n_sources; i++) {
-        sg_value *r = f->sources[i];
-        /* IR < 4: the input entry of an initializer goes with it. */
-        bool input_ok = f->old_ir && r->init && r->graph->kind == SG_GRAPH_MAIN;
-        if (r->n_uses || (r->flags & SG_VALUE_OUTPUT) || ((r->flags & SG_VALUE_INPUT) && !input_ok))
-            continue;
-        const char *name = r->name;
-        if ((r->flags & SG_VALUE_INPUT) && (st = sg_graph_remove_input(r->graph, r)))
-            return sg_diag_set(f->diag, st, "cannot remove input '%s'", name);
-        if (r->producer) {
-            if ((st = sg_node_remove(r->producer, f->diag)))
-                return st;
-        } else if ((st = sg_value_remove(r))) {
-            return sg_diag_set(f->diag, st, "cannot remove '%s'", name);
-        }
-        sg_report_change(f->rep, "unused constant removed", "%s", name);
-    }
-    return SG_OK;
 }
 
 static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pass_report *rep,
@@ -634,7 +629,7 @@ static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pas
     if (!st)
         st = sg__walk_graphs(m->graph, fold_graph, &f);
     if (!st && opts[OPT_ELIMINATE].b)
-        st = eliminate(&f);
+        st = sg__remove_constants(f.sources, f.n_sources, f.old_ir, rep, diag);
     vmap_free(&f.vals);
     sg__ptrset_free(&f.folded);
     sg__ptrset_free(&f.source_set);
