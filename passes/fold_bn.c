@@ -465,7 +465,7 @@ static bool is_bn(const sg_node *n)
 static sg_status run_graph(sg_graph *g, void *arg)
 {
     struct ctx *c = arg;
-    /* Listed first: a fold may remove Constant nodes anywhere in g. */
+    /* Listed first: folding adds and removes nodes of g as it goes. */
     size_t count = 0;
     for (sg_node *n = g->first; n; n = n->next)
         count += is_bn(n);

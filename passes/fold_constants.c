@@ -378,6 +378,10 @@ static sg_status try_fold(struct fold *f, sg_node *n, bool *did)
     if (is_op(n, "Constant"))
         return SG_OK; /* already a constant */
     const sg_shape *shape = f->opts[OPT_SHAPES].b ? static_input_shape(n) : NULL;
+    if (shape && sg__strmap_get(&f->skip, n->op_type)) {
+        sg_report_info(f->rep, "not folded: in skip_ops", "%s (%s)", sg__node_label(n), n->op_type);
+        return SG_OK;
+    }
     if (shape)
         return fold_shape(f, n, shape, did);
     for (uint32_t i = 0; i < n->n_inputs; i++)
