@@ -15,6 +15,7 @@ Suite *suite_io(void);
 Suite *suite_kernels_seq(void);
 Suite *suite_tensorfile(void);
 Suite *suite_passes(void);
+Suite *suite_pass_numerics(void);
 Suite *suite_json(void);
 Suite *suite_fusion(void);
 Suite *suite_atc(void);
