@@ -532,7 +532,7 @@ static void explain(struct ctx *c)
                    name);
     }
     if (row->fused && (an->cause == SG_CAUSE_FUSED || an->cause == SG_CAUSE_OVERFLOW)) {
-        const struct sg_fusion_op *op = row->op;
+        const struct sg_atc_op *op = row->op;
         const char *passes = NULL;
         if (op && (op->n_passes || op->ub_pass)) {
             const char *list[33];

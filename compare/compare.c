@@ -267,7 +267,7 @@ out:
 
 /* The original node an op's output stands for: out_orig, else the last of
  * its original nodes in topological order (map order without a model). */
-static const char *op_golden_node(struct builder *b, const struct sg_fusion_op *op, size_t out,
+static const char *op_golden_node(struct builder *b, const struct sg_atc_op *op, size_t out,
                                   uint32_t *index)
 {
     *index = (uint32_t)out;
@@ -297,28 +297,28 @@ static const char *op_golden_node(struct builder *b, const struct sg_fusion_op *
 /* Every ONNX node a map names must be in the model. */
 static sg_status check_map(struct builder *b, const char *model_label)
 {
-    const sg_fusion_map *map = b->r->map;
+    const sg_atc_map *map = b->r->map;
     for (size_t i = 0; i < map->n_ops; i++) {
-        const struct sg_fusion_op *op = &map->ops[i];
+        const struct sg_atc_op *op = &map->ops[i];
         for (size_t k = 0; k < op->n_orig; k++)
             if (op->orig[k][0] && !sg_graph_node(b->mi.g, op->orig[k]))
                 return sg_diag_set(b->diag, SG_EINVAL,
                                    "%s:%u: op '%s' (%s) names ONNX node '%s', which is not in %s: "
                                    "is this the map of another model?",
-                                   map->path, op->line, op->name, op->type, op->orig[k],
+                                   map->doc->label, op->line, op->name, op->type, op->orig[k],
                                    model_label ? model_label : "the model");
         for (size_t k = 0; k < op->n_outputs; k++)
             if (op->out_orig[k] && !sg_graph_node(b->mi.g, op->out_orig[k]))
                 return sg_diag_set(b->diag, SG_EINVAL,
                                    "%s:%u: op '%s' (%s) output %zu stands for ONNX node '%s', "
                                    "which is not in %s",
-                                   map->path, op->line, op->name, op->type, k, op->out_orig[k],
-                                   model_label ? model_label : "the model");
+                                   map->doc->label, op->line, op->name, op->type, k,
+                                   op->out_orig[k], model_label ? model_label : "the model");
     }
     return SG_OK;
 }
 
-static const char *join_orig(struct builder *b, const struct sg_fusion_op *op)
+static const char *join_orig(struct builder *b, const struct sg_atc_op *op)
 {
     if (op->n_orig == 0)
         return op->name;
@@ -343,11 +343,11 @@ static const char *join_orig(struct builder *b, const struct sg_fusion_op *op)
 static sg_status match_by_map(struct builder *b)
 {
     sg_compare_result *r = b->r;
-    const sg_fusion_map *map = r->map;
+    const sg_atc_map *map = r->map;
     struct sg__strmap by_dev = {0}, by_key = {0};
     sg_status st = SG_OK;
     for (size_t i = 0; i < map->n_ops; i++) {
-        const struct sg_fusion_op *op = &map->ops[i];
+        const struct sg_atc_op *op = &map->ops[i];
         char *dk = device_key_of(b->arena, op->name), *k = key_of(b->arena, op->name);
         if (!dk || !k)
             goto nomem;
@@ -365,7 +365,7 @@ static sg_status match_by_map(struct builder *b)
     }
     for (size_t i = 0; i < r->target->n_files; i++) {
         const struct sg_dump_file *tf = &r->target->files[i];
-        const struct sg_fusion_op *op =
+        const struct sg_atc_op *op =
             tf->device ? sg__strmap_get(&by_dev, tf->name) : sg__strmap_get(&by_key, tf->key);
         if (!op)
             op = sg__strmap_get(&by_key, tf->key);
@@ -460,7 +460,7 @@ static sg_status match_by_map(struct builder *b)
         row->golden = node ? row->golden_node : gf->name;
         if (node)
             row->op_type = sg_arena_strdup(b->arena, node->op_type);
-        const struct sg_fusion_op *op = sg__strmap_get(&b->covered, gf->key);
+        const struct sg_atc_op *op = sg__strmap_get(&b->covered, gf->key);
         if (op && sg__strmap_get(&b->op_rows, op->name)) {
             row->status = SG_ROW_FUSED_AWAY;
             row->op = op;
@@ -650,7 +650,7 @@ sg_status sg_compare_run(const struct sg_compare_opts *opts, sg_compare_result *
         goto out_free;
     if ((st = sg_dumpset_scan(opts->target_dir, &r->target, diag)))
         goto out_free;
-    if (opts->map_path && (st = sg_fusion_map_read(opts->map_path, &r->map, diag)))
+    if (opts->map_path && (st = sg_atc_map_read(opts->map_path, &r->map, diag)))
         goto out_free;
     if ((st = model_info_init(&b.mi, opts->model, arena, diag)))
         goto out_free;
@@ -717,7 +717,7 @@ void sg_compare_result_free(sg_compare_result *r)
         return;
     sg_dumpset_free(r->golden);
     sg_dumpset_free(r->target);
-    sg_fusion_map_free(r->map);
+    sg_atc_map_free(r->map);
     sg_free(r->rows);
     sg_arena_free(r->arena);
     sg_free(r);

@@ -11,6 +11,7 @@
  */
 #include "compare_impl.h"
 #include "sg_alloc.h"
+#include "sg_file.h"
 #include "sg_dtype.h"
 #include "sg_json.h"
 #include "sg_tensorfile.h"
@@ -460,51 +461,25 @@ static sg_status csv_writer(const sg_compare_result *r, time_t when, FILE *out)
     return sg_compare_write_csv(r, out);
 }
 
-/* Stream one report into a temporary file beside `path`, then rename it:
- * a failure never leaves a half-written report behind. */
+struct report_job {
+    const sg_compare_result *r;
+    time_t when;
+    writer_fn fn;
+};
+
+static sg_status write_job(FILE *out, void *ctx)
+{
+    const struct report_job *j = ctx;
+    return j->fn(j->r, j->when, out);
+}
+
+/* Stream one report atomically: a failure never leaves a half-written
+ * report behind. */
 static sg_status write_one(const sg_compare_result *r, time_t when, const char *path, writer_fn fn,
                            struct sg_diag *diag)
 {
-    size_t len = strlen(path) + 16;
-    char *tmp = sg_malloc(len);
-    if (!tmp)
-        return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
-    snprintf(tmp, len, "%s.tmp.XXXXXX", path);
-    sg_status st = SG_OK;
-    int fd = mkstemp(tmp);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-    if (!f) {
-        st = sg_diag_set(diag, SG_EIO, "cannot create a file beside '%s': %s", path,
-                         strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        goto out_free;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask); /* on failure mkstemp's 0600 stays: only stricter */
-    st = fn(r, when, f);
-    int err = errno;
-    if (fclose(f) != 0 && !st) {
-        st = SG_EIO;
-        err = errno;
-    }
-    if (!st && rename(tmp, path) != 0) {
-        st = SG_EIO;
-        err = errno;
-    }
-    if (st) {
-        unlink(tmp);
-        if (st == SG_ENOMEM)
-            sg_diag_set(diag, st, "%s: out of memory", path);
-        else
-            sg_diag_set(diag, st, "writing '%s': %s", path, strerror(err));
-    }
-out_free:
-    sg_free(tmp);
-    return st;
+    struct report_job j = {r, when, fn};
+    return sg_file_write_atomic_with(path, write_job, &j, diag);
 }
 
 sg_status sg_compare_write_reports(const sg_compare_result *r, const char *dir, time_t when,

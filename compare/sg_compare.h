@@ -7,7 +7,7 @@
  *   sg_dumpset_scan      a folder of .npy dumps, named the msit ONNX way
  *                        (<node>.<i>.<ts>.npy) or the device way
  *                        (<OpType>.<OpName>.<task>.<stream>.<ts>.output.<i>.npy)
- *   sg_fusion_map_read   optional `atc --mode=1`-style JSON: compiled op ->
+ *   sg_atc_map_read   optional `atc --mode=1`-style JSON: compiled op ->
  *                        original ONNX nodes (many-to-one for fused ops)
  *   match                one row per compared tensor, in topological order of
  *                        the original model; tensors present on one side only
@@ -37,6 +37,7 @@
 #ifndef SG_COMPARE_H
 #define SG_COMPARE_H
 
+#include "sg_atcmap.h"
 #include "sg_ir.h"
 #include "sg_status.h"
 #include "sg_tensorfile.h"
@@ -164,45 +165,7 @@ void sg_dumpset_free(sg_dumpset *ds);
 /* The file dumped for output `index` of the node with match key `key`, or NULL. */
 const struct sg_dump_file *sg_dumpset_find(const sg_dumpset *ds, const char *key, uint32_t index);
 
-/* -------------------------------------------------------- compiled-op map */
-
-/* One op of the compiled graph. Strings are owned by the map. */
-struct sg_fusion_op {
-    const char *name;
-    const char *type;  /* "" when absent */
-    const char **orig; /* _datadump_original_op_names, in file order */
-    size_t n_orig;
-    const char **passes; /* pass_name (graph fusion) */
-    size_t n_passes;
-    const char *ub_pass;   /* pass_name_ub, or NULL */
-    const char **out_orig; /* per output: output_desc _datadump_origin_name, or NULL */
-    int64_t *out_index;    /* per output: _datadump_origin_output_index, or -1 */
-    size_t n_outputs;
-    uint32_t line; /* where the op starts in the file */
-};
-
-struct sg_jdoc; /* sg_json_read.h */
-
-typedef struct sg_fusion_map {
-    const char *path;
-    struct sg_fusion_op *ops; /* every op of every graph, in file order */
-    size_t n_ops;
-    struct sg_jdoc *doc; /* the parsed JSON, holding every string (internal) */
-} sg_fusion_map;
-
-/*
- * Read an `atc --mode=1` JSON map: {"graph":[{"op":[{"name","type","attr":
- * [{"key":"_datadump_original_op_names","value":{"list":{"s":[...]}}},
- *  {"key":"pass_name","value":{"list":{"s":[...]}}},
- *  {"key":"pass_name_ub","value":{"s":"..."}}], "output_desc":[...]}]}]},
- * with graph/'s strict JSON reader (sg_json_read.h). Unknown members are
- * ignored. Errors name file:line:column: SG_EIO, SG_EPARSE (bad JSON or a
- * member of the wrong type), SG_ETOOBIG, SG_ENOMEM.
- */
-sg_status sg_fusion_map_read(const char *path, sg_fusion_map **out, struct sg_diag *diag);
-sg_status sg_fusion_map_parse(const char *text, size_t len, const char *label, sg_fusion_map **out,
-                              struct sg_diag *diag);
-void sg_fusion_map_free(sg_fusion_map *map);
+/* The compiled-op map (sg_atc_map, sg_atc_op) is graph/sg_atcmap.h. */
 
 /* ------------------------------------------------------------ comparison */
 
@@ -229,16 +192,16 @@ struct sg_compare_row {
     int64_t dims[SG_MAX_RANK]; /* golden shape (target shape when no golden file) */
     uint32_t rank;
     bool has_shape;
-    struct sg_metrics m;           /* valid when status == SG_ROW_COMPARED */
-    bool is_error;                 /* IsPrecisionError */
-    bool is_output;                /* IsOutputNode: the compared tensor is a graph output */
-    bool fused;                    /* the target op covers more than one ONNX node */
-    bool unreadable;               /* a file could not be read (reason says which) */
-    bool mismatch;                 /* the shapes differ: the target tensor is wrong */
-    const struct sg_fusion_op *op; /* the map op, or NULL */
-    const sg_node *node;           /* the golden node in the model (valid while the model
-                                      lives), or NULL */
-    const char *reason;            /* CompareFailReason, "" when none */
+    struct sg_metrics m;        /* valid when status == SG_ROW_COMPARED */
+    bool is_error;              /* IsPrecisionError */
+    bool is_output;             /* IsOutputNode: the compared tensor is a graph output */
+    bool fused;                 /* the target op covers more than one ONNX node */
+    bool unreadable;            /* a file could not be read (reason says which) */
+    bool mismatch;              /* the shapes differ: the target tensor is wrong */
+    const struct sg_atc_op *op; /* the map op, or NULL */
+    const sg_node *node;        /* the golden node in the model (valid while the model
+                                   lives), or NULL */
+    const char *reason;         /* CompareFailReason, "" when none */
 };
 
 enum sg_verdict {
@@ -318,7 +281,7 @@ typedef struct sg_compare_result {
     struct sg_compare_analysis analysis;
     struct sg_thresholds thresholds;
     sg_dumpset *golden, *target;
-    sg_fusion_map *map;
+    sg_atc_map *map;
     const char *golden_dir, *target_dir, *map_path, *model_label;
     struct sg_diag first_unreadable; /* the first file that could not be read */
     void *arena;                     /* internal */

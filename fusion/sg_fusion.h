@@ -24,6 +24,7 @@
 #ifndef SG_FUSION_H
 #define SG_FUSION_H
 
+#include "sg_atcmap.h"
 #include "sg_status.h"
 
 #include <stdbool.h>
@@ -194,45 +195,7 @@ enum sg_fusion_entry_check {
 /* How an entry relates to the catalogue, for warnings. */
 enum sg_fusion_entry_check sg_fusion_switch_check_entry(const struct sg_fusion_switch_entry *e);
 
-/* ------------------------------------------------------ compiled-op map */
-
-/* One op of the compiled graph. Strings point into the map's document. */
-struct sg_atc_op {
-    const char *name;
-    const char *type;  /* "" when absent */
-    const char **orig; /* _datadump_original_op_names */
-    size_t n_orig;
-    const char **passes; /* pass_name: graph fusion passes */
-    size_t n_passes;
-    const char *ub_pass; /* pass_name_ub, or NULL */
-    uint32_t line, col;  /* where the op's object starts in the file */
-};
-
-typedef struct sg_atc_map {
-    struct sg_jdoc *doc;
-    struct sg_atc_op *ops; /* every op of every graph, in file order */
-    size_t n_ops;
-} sg_atc_map;
-
-/*
- * Read an `atc --mode=1` JSON ({"graph":[{"op":[{"name","type","attr":[...]}]}]}).
- * Unknown members are ignored; the members used must have the right types
- * (errors name file:line:col). An attr value may hold its strings as
- * {"list":{"s":[...]}} or {"s":"..."}; a list without "s" is empty.
- * Statuses: SG_EIO, SG_EPARSE, SG_ETOOBIG, SG_ENOMEM.
- */
-sg_status sg_atc_map_read(const char *path, sg_atc_map **out, struct sg_diag *diag);
-
-/* Parse one from memory (`label` names it in messages). */
-sg_status sg_atc_map_parse(const char *text, size_t len, const char *label, sg_atc_map **out,
-                           struct sg_diag *diag);
-
-/* Free a map. NULL is a no-op. */
-void sg_atc_map_free(sg_atc_map *map);
-
-/* Whether compiled op `op` covers ONNX node `node`: the node is among its
- * original names, or it has none and carries the node's own name. */
-bool sg_atc_op_covers(const struct sg_atc_op *op, const char *node);
+/* The compiled-op map (sg_atc_map) is graph/sg_atcmap.h. */
 
 /*
  * Switch off in `sw` every pass that made a compiled op covering one of

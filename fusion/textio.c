@@ -2,6 +2,7 @@
 #include "fusion_impl.h"
 
 #include "sg_alloc.h"
+#include "sg_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,58 +25,19 @@ sg_status sg__check_no_nul(const char *text, size_t len, const char *label, stru
 
 sg_status sg__read_text(const char *path, size_t max, char **buf, size_t *len, struct sg_diag *diag)
 {
+    uint8_t *b;
     *buf = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return sg_diag_set(diag, SG_EIO, "%s: cannot open: %s", path, strerror(errno));
-    sg_status st = SG_OK;
-    char *b = NULL;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        st = sg_diag_set(diag, SG_EIO, "%s: cannot stat: %s", path, strerror(errno));
-        goto out_close;
+    sg_status st = sg_file_read_all(path, max, &b, len, diag);
+    if (st)
+        return st;
+    if ((st = sg__check_no_nul((char *)b, *len, path, diag))) {
+        sg_free(b);
+        *len = 0;
+        return st;
     }
-    if (!S_ISREG(sb.st_mode)) {
-        st = sg_diag_set(diag, SG_EIO, "%s: not a regular file", path);
-        goto out_close;
-    }
-    if ((uint64_t)sb.st_size > max) {
-        st = sg_diag_set(diag, SG_ETOOBIG,
-                         "%s: %lld bytes, more than the %zu this file type may have", path,
-                         (long long)sb.st_size, max);
-        goto out_close;
-    }
-    size_t size = (size_t)sb.st_size, got = 0;
-    b = sg_malloc(size + 1);
-    if (!b) {
-        st = sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
-        goto out_close;
-    }
-    while (got < size) {
-        ssize_t r = read(fd, b + got, size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            st = sg_diag_set(diag, SG_EIO, "%s: read failed: %s", path, strerror(errno));
-            goto out_free;
-        }
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
-    b[got] = '\0';
-    if ((st = sg__check_no_nul(b, got, path, diag)))
-        goto out_free;
-    *buf = b;
-    *len = got;
-    close(fd);
+    *buf = (char *)b;
     return SG_OK;
-out_free:
-    sg_free(b);
-out_close:
-    close(fd);
-    return st;
 }
 
 sg_status sg__write_atomic(const char *path, sg__write_fn fn, const void *ctx, struct sg_diag *diag)

@@ -21,6 +21,7 @@ struct chunk {
 struct sg_arena {
     struct chunk *head; /* the chunk being filled; older chunks follow */
     size_t next_size;
+    size_t reserve; /* size wanted for the next chunk (sg_arena_reserve), or 0 */
     size_t footprint;
 };
 
@@ -79,7 +80,7 @@ void *sg_arena_alloc(sg_arena *arena, size_t size)
         c->used += need;
         return p;
     }
-    if (need > arena->next_size / 4) {
+    if (need > arena->next_size / 4 && need > arena->reserve / 4) {
         /* A big block gets a chunk of its own placed behind the current one,
          * so the space left in the current chunk is not wasted. */
         struct chunk *big = chunk_new(need);
@@ -95,10 +96,12 @@ void *sg_arena_alloc(sg_arena *arena, size_t size)
         }
         return big->data;
     }
-    struct chunk *fresh = chunk_new(arena->next_size);
+    size_t chunk_size = arena->reserve > arena->next_size ? arena->reserve : arena->next_size;
+    struct chunk *fresh = chunk_new(chunk_size);
     if (!fresh)
         return NULL;
-    arena->footprint += arena->next_size;
+    arena->reserve = 0;
+    arena->footprint += chunk_size;
     if (arena->next_size < ARENA_MAX_CHUNK)
         arena->next_size *= 2;
     fresh->next = c;
@@ -149,6 +152,27 @@ void *sg_arena_grow(sg_arena *arena, const void *old, size_t old_count, size_t n
     if (p && old_count)
         memcpy(p, old, (old_count < new_count ? old_count : new_count) * item_size);
     return p;
+}
+
+void sg_arena_reserve(sg_arena *arena, size_t bytes)
+{
+    arena->reserve = bytes;
+}
+
+void sg_arena_reset(sg_arena *arena)
+{
+    struct chunk *c = arena->head;
+    if (!c)
+        return;
+    struct chunk *old = c->next;
+    while (old) {
+        struct chunk *next = old->next;
+        arena->footprint -= old->size;
+        sg_free(old);
+        old = next;
+    }
+    c->next = NULL;
+    c->used = 0;
 }
 
 size_t sg_arena_footprint(const sg_arena *arena)

@@ -61,15 +61,27 @@ sg_status sg__write_fd(int fd, const void *data, size_t len)
     return SG_OK;
 }
 
-sg_status sg_file_write_atomic(const char *path, const void *data, size_t len, struct sg_diag *diag)
+sg_status sg_file_write_atomic_with(const char *path, sg_file_writer fn, void *ctx,
+                                    struct sg_diag *diag)
 {
     char *tmp = NULL;
     int fd = sg__open_temp(path, &tmp, diag);
     if (fd < 0)
         return (sg_status)fd;
-    sg_status st = sg__write_fd(fd, data, len);
-    int err = errno;
-    if (close(fd) != 0 && !st) {
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        sg_status st = sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
+        close(fd);
+        unlink(tmp);
+        sg_free(tmp);
+        return st;
+    }
+    errno = 0;
+    sg_status st = fn(f, ctx);
+    int err = errno ? errno : EIO;
+    if (!st && ferror(f))
+        st = SG_EIO;
+    if (fclose(f) != 0 && !st) {
         st = SG_EIO;
         err = errno;
     }
@@ -79,10 +91,30 @@ sg_status sg_file_write_atomic(const char *path, const void *data, size_t len, s
     }
     if (st) {
         unlink(tmp);
-        sg_diag_set(diag, st, "writing '%s': %s", path, strerror(err));
+        if (st == SG_ENOMEM)
+            sg_diag_set(diag, st, "%s: out of memory", path);
+        else
+            sg_diag_set(diag, st, "writing '%s': %s", path, strerror(err));
     }
     sg_free(tmp);
     return st;
+}
+
+struct bytes {
+    const void *data;
+    size_t len;
+};
+
+static sg_status write_bytes(FILE *out, void *ctx)
+{
+    const struct bytes *b = ctx;
+    return b->len && fwrite(b->data, 1, b->len, out) != b->len ? SG_EIO : SG_OK;
+}
+
+sg_status sg_file_write_atomic(const char *path, const void *data, size_t len, struct sg_diag *diag)
+{
+    struct bytes b = {data, len};
+    return sg_file_write_atomic_with(path, write_bytes, &b, diag);
 }
 
 sg_status sg_file_read_all(const char *path, size_t max_len, uint8_t **data, size_t *len,
@@ -92,7 +124,7 @@ sg_status sg_file_read_all(const char *path, size_t max_len, uint8_t **data, siz
     *len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return sg_diag_set(diag, SG_EIO, "%s: %s", path, strerror(errno));
+        return sg_diag_set(diag, SG_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         close(fd);

@@ -348,6 +348,59 @@ void sg_graph_remove_value_info(sg_graph *g, sg_value *v)
     v->flags &= ~(uint32_t)SG_VALUE_INFO;
 }
 
+/* Drop the entries of values carrying `mark` from a list. */
+static void list_drop_marked(sg_value **arr, uint32_t *n, uint32_t mark)
+{
+    uint32_t w = 0;
+    for (uint32_t r = 0; r < *n; r++)
+        if (!(arr[r]->flags & mark))
+            arr[w++] = arr[r];
+    *n = w;
+}
+
+void sg_graph_unlist_values(sg_graph *g, sg_value *const *vals, size_t n, uint32_t lists)
+{
+    /* One list at a time: a bit above the public flags marks the values
+     * to drop, so each list is walked once whatever n is. */
+    const uint32_t mark = 1u << 31;
+    static const uint32_t kinds[] = {SG_VALUE_INPUT, SG_VALUE_INFO, SG_VALUE_INITIALIZER};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        uint32_t kind = kinds[k];
+        if (!(lists & kind))
+            continue;
+        size_t marked = 0;
+        for (size_t i = 0; i < n; i++) {
+            sg_value *v = vals[i];
+            bool on = kind == SG_VALUE_INITIALIZER ? v && v->init != NULL : v && (v->flags & kind);
+            if (on && v->graph == g && !(v->flags & mark)) {
+                v->flags |= mark;
+                marked++;
+            }
+        }
+        if (!marked)
+            continue;
+        if (kind == SG_VALUE_INPUT)
+            list_drop_marked(g->inputs, &g->n_inputs, mark);
+        else if (kind == SG_VALUE_INFO)
+            list_drop_marked(g->value_info, &g->n_value_info, mark);
+        else
+            list_drop_marked(g->inits, &g->n_inits, mark);
+        for (size_t i = 0; i < n; i++) {
+            sg_value *v = vals[i];
+            if (!v || !(v->flags & mark))
+                continue;
+            v->flags &= ~mark;
+            if (kind == SG_VALUE_INITIALIZER) {
+                v->init = NULL;
+                if (!v->sparse_init)
+                    v->flags &= ~(uint32_t)SG_VALUE_INITIALIZER;
+            } else {
+                v->flags &= ~kind;
+            }
+        }
+    }
+}
+
 sg_status sg_value_set_initializer(sg_value *v, sg_tensor *t)
 {
     sg_graph *g = v->graph;

@@ -2,6 +2,7 @@
 #include "sg_json_read.h"
 
 #include "sg_alloc.h"
+#include "sg_file.h"
 #include "strmap.h"
 
 #include <errno.h>
@@ -632,49 +633,13 @@ sg_status sg_json_parse_file(const char *path, const struct sg_json_limits *limi
 {
     *out = NULL;
     size_t max_bytes = limits && limits->max_bytes ? limits->max_bytes : SG_JSON_DEFAULT_MAX_BYTES;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return sg_diag_set(diag, SG_EIO, "%s: cannot open: %s", path, strerror(errno));
-    sg_status st = SG_OK;
-    char *buf = NULL;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        st = sg_diag_set(diag, SG_EIO, "%s: cannot stat: %s", path, strerror(errno));
-        goto out_close;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        st = sg_diag_set(diag, SG_EIO, "%s: not a regular file", path);
-        goto out_close;
-    }
-    if ((uint64_t)sb.st_size > max_bytes) {
-        st = sg_diag_set(diag, SG_ETOOBIG, "%s: %lld bytes of JSON, more than the limit of %zu",
-                         path, (long long)sb.st_size, max_bytes);
-        goto out_close;
-    }
-    size_t size = (size_t)sb.st_size;
-    buf = sg_malloc(size + 1);
-    if (!buf) {
-        st = sg_diag_set(diag, SG_ENOMEM, "%s: out of memory reading %zu bytes", path, size);
-        goto out_close;
-    }
-    size_t got = 0;
-    while (got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            st = sg_diag_set(diag, SG_EIO, "%s: read failed: %s", path, strerror(errno));
-            goto out_free;
-        }
-        if (r == 0)
-            break; /* the file shrank: parse what is there */
-        got += (size_t)r;
-    }
-    st = sg_json_parse(buf, got, path, limits, out, diag);
-out_free:
+    uint8_t *buf;
+    size_t len;
+    sg_status st = sg_file_read_all(path, max_bytes, &buf, &len, diag);
+    if (st)
+        return st;
+    st = sg_json_parse((const char *)buf, len, path, limits, out, diag);
     sg_free(buf);
-out_close:
-    close(fd);
     return st;
 }
 

@@ -580,6 +580,16 @@ static sg_status load_subgraphs(struct loader *L, sg_graph *g, const Onnx__Graph
     return SG_OK;
 }
 
+#define PREFETCH_AHEAD 8
+
+static void prefetch_names(const sg_graph *g, const Onnx__NodeProto *p)
+{
+    for (size_t i = 0; i < p->n_input; i++)
+        sg__strmap_prefetch(g->values_map, p->input[i]);
+    for (size_t i = 0; i < p->n_output; i++)
+        sg__strmap_prefetch(g->values_map, p->output[i]);
+}
+
 static sg_graph *load_graph(struct loader *L, const Onnx__GraphProto *p, enum sg_graph_kind kind,
                             sg_graph *parent, sg_node *owner, int depth)
 {
@@ -595,7 +605,11 @@ static sg_graph *load_graph(struct loader *L, const Onnx__GraphProto *p, enum sg
     g->name = p->name;
     g->doc = p->doc_string;
     g->unknown = UNKNOWN(p);
-    size_t expect = p->n_input + p->n_initializer + p->n_output + p->n_node * 2;
+    /* Every value is a graph input, an initializer or a node output (names
+     * read from outside come on top, rarely): size the map once. */
+    size_t expect = p->n_input + p->n_initializer + p->n_sparse_initializer;
+    for (size_t i = 0; i < p->n_node; i++)
+        expect += p->node[i]->n_output;
     if (sg__strmap_reserve(g->values_map, expect)) {
         nomem(L);
         goto fail;
@@ -651,11 +665,16 @@ static sg_graph *load_graph(struct loader *L, const Onnx__GraphProto *p, enum sg
     for (size_t i = 0; i < p->n_input; i++)
         if (add_vi(L, g, p->input[i], SG_VALUE_INPUT, "graph input"))
             goto fail;
-    for (size_t i = 0; i < p->n_node; i++)
+    for (size_t i = 0; i < p->n_node; i++) {
+        /* The name lookups of each node miss the cache in a big graph: start
+         * those of a node a few places ahead so they overlap. */
+        if (i + PREFETCH_AHEAD < p->n_node)
+            prefetch_names(g, p->node[i + PREFETCH_AHEAD]);
         if (load_node(L, g, p->node[i])) {
             sg_diag_prefix(L->diag, "node #%zu", i);
             goto fail;
         }
+    }
     for (sg_node *n = g->first; n; n = n->next)
         for (uint32_t i = 0; i < n->n_outputs; i++) {
             sg_value *v = n->outputs[i];
@@ -810,6 +829,8 @@ static sg_status convert_model(struct loader *L, const Onnx__ModelProto *p)
     return SG_OK;
 }
 
+#define ARENA_RESERVE_MAX ((size_t)1 << 30)
+
 static void *pb_alloc(void *ctx, size_t size)
 {
     return sg_arena_alloc(ctx, size);
@@ -845,6 +866,11 @@ sg_status sg_model_load_buffer(const void *data, size_t len, const char *dir, co
         sg_diag_prefix(diag, "%s", label);
         goto fail;
     }
+    /* The unpacked messages and the IR take up to ~16 times a node-heavy
+     * file (about the file itself for one made of weights); one chunk of
+     * that size, mostly left untouched, spares dozens of growing ones. */
+    sg_arena_reserve(m->arena,
+                     len < ARENA_RESERVE_MAX / 16 ? 16 * len + (1u << 20) : ARENA_RESERVE_MAX);
     ProtobufCAllocator alloc = {pb_alloc, pb_free, m->arena};
     Onnx__ModelProto *p = onnx__model_proto__unpack(&alloc, len, data);
     if (!p) {

@@ -9,12 +9,10 @@
 #include "sg_tensorfile.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
@@ -330,6 +328,22 @@ sg_status sg_npy_encode(const struct sg_array *a, uint8_t **buf, size_t *len, st
     return SG_OK;
 }
 
+struct npy_parts {
+    const uint8_t *hdr;
+    size_t hl;
+    const struct sg_array *a;
+};
+
+static sg_status write_npy(FILE *out, void *ctx)
+{
+    const struct npy_parts *p = ctx;
+    if (fwrite(p->hdr, 1, p->hl, out) != p->hl)
+        return SG_EIO;
+    if (p->a->nbytes && fwrite(p->a->data, 1, p->a->nbytes, out) != p->a->nbytes)
+        return SG_EIO;
+    return SG_OK;
+}
+
 sg_status sg_npy_write(const char *path, const struct sg_array *a, struct sg_diag *diag)
 {
     uint8_t hdr[NPY_HEADER_MAX];
@@ -338,26 +352,6 @@ sg_status sg_npy_write(const char *path, const struct sg_array *a, struct sg_dia
         return sg_diag_set(diag, SG_EUNSUPPORTED, "%s: numpy has no %s dtype", path,
                            sg_dtype_name(a->dtype));
     /* Header and data go out in two writes: the data is never copied. */
-    char *tmp = NULL;
-    int fd = sg__open_temp(path, &tmp, diag);
-    if (fd < 0)
-        return (sg_status)fd;
-    sg_status st = sg__write_fd(fd, hdr, hl);
-    if (!st && a->nbytes)
-        st = sg__write_fd(fd, a->data, a->nbytes);
-    int err = errno;
-    if (close(fd) != 0 && !st) {
-        st = SG_EIO;
-        err = errno;
-    }
-    if (!st && rename(tmp, path) != 0) {
-        st = SG_EIO;
-        err = errno;
-    }
-    if (st) {
-        unlink(tmp);
-        sg_diag_set(diag, st, "writing '%s': %s", path, strerror(err));
-    }
-    sg_free(tmp);
-    return st;
+    struct npy_parts parts = {hdr, hl, a};
+    return sg_file_write_atomic_with(path, write_npy, &parts, diag);
 }

@@ -25,7 +25,7 @@
 
 #define DEFAULT_THRESHOLD 1024
 #define EXT_ALIGN 64
-#define WRITE_BUFFER (4u << 20)
+#define WRITE_BUFFER (512u << 10) /* reused: small enough to stay in cache */
 
 /* Does `dir_a` name the same folder as `dir_b`? */
 static bool same_dir(const char *dir_a, const char *dir_b)
@@ -235,8 +235,9 @@ static sg_status write_data_file(struct sg__saver *S, const struct layout *L, ch
     return SG_OK;
 }
 
-static sg_status write_model_file(Onnx__ModelProto *p, const struct sg__emit_plan *plan,
-                                  const char *path, char **tmp_out, struct sg_diag *diag)
+static sg_status write_model_file(struct sg__saver *S, Onnx__ModelProto *p,
+                                  const struct sg__emit_plan *plan, const char *path,
+                                  char **tmp_out, struct sg_diag *diag)
 {
     char *tmp = NULL;
     int fd = sg__open_temp(path, &tmp, diag);
@@ -248,7 +249,7 @@ static sg_status write_model_file(Onnx__ModelProto *p, const struct sg__emit_pla
     if (!sink.buf) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
     } else {
-        sg__emit(p, plan, &sink);
+        sg__emit(S, p, plan, &sink);
         sg__sink_flush(&sink);
         if (sink.err)
             st = sg_diag_set(diag, SG_EIO, "writing '%s': %s", path, strerror(sink.err));
@@ -286,13 +287,13 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
                            "external data file '%s' must be a file name beside the model",
                            o->external_file);
 
-    struct sg__saver S = {m, sg_arena_create(), diag, SG_OK, NULL, 0, 0};
+    struct sg__saver S = {m, sg_arena_create(), diag, SG_OK, NULL, 0, 0, NULL, sg_arena_create()};
     struct sg__emit_plan sizes = {0};
     struct layout L = {0};
     char *out_dir = sg__dirname(path);
     char *data_name = NULL, *tmp_data = NULL, *tmp_model = NULL;
     sg_status st = SG_OK;
-    if (!S.a || !out_dir) {
+    if (!S.a || !S.scratch || !out_dir) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         goto out;
     }
@@ -323,12 +324,12 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
     }
     uint64_t data_size = 0;
     plan(&S, o, &L, false);
-    if ((st = apply_plan(&S, &L, &data_size)) || (st = sg__emit_measure(p, &sizes)))
+    if ((st = apply_plan(&S, &L, &data_size)) || (st = sg__emit_measure(&S, p, &sizes)))
         goto nomem;
     if (sizes.total > SG_PROTO_LIMIT && o->ext_mode == SG_EXT_AUTO) {
         plan(&S, o, &L, true); /* move big tensors out to stay under protobuf's limit */
         sg__emit_plan_free(&sizes);
-        if ((st = apply_plan(&S, &L, &data_size)) || (st = sg__emit_measure(p, &sizes)))
+        if ((st = apply_plan(&S, &L, &data_size)) || (st = sg__emit_measure(&S, p, &sizes)))
             goto nomem;
     }
     if (sizes.total > SG_PROTO_LIMIT) {
@@ -343,7 +344,7 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
         any_new |= S.tensors[i].how == SG__NEW_EXTERNAL;
     if (any_new && (st = write_data_file(&S, &L, &tmp_data)))
         goto out;
-    if ((st = write_model_file(p, &sizes, path, &tmp_model, diag)))
+    if ((st = write_model_file(&S, p, &sizes, path, &tmp_model, diag)))
         goto out;
     if (tmp_data && rename(tmp_data, L.data_path) != 0) {
         st = sg_diag_set(diag, SG_EIO, "%s: %s", L.data_path, strerror(errno));
@@ -375,6 +376,7 @@ out:
     sg_free(data_name);
     sg_free(out_dir);
     sg_arena_free(S.a);
+    sg_arena_free(S.scratch);
     return st;
 }
 
@@ -382,12 +384,12 @@ sg_status sg_model_save_buffer(sg_model *m, uint8_t **data, size_t *len, struct 
 {
     *data = NULL;
     *len = 0;
-    struct sg__saver S = {m, sg_arena_create(), diag, SG_OK, NULL, 0, 0};
+    struct sg__saver S = {m, sg_arena_create(), diag, SG_OK, NULL, 0, 0, NULL, sg_arena_create()};
     struct sg__emit_plan sizes = {0};
     struct sg__sink sink = {.fd = -1, .grow = true};
     sg_status st = SG_OK;
-    Onnx__ModelProto *p = S.a ? sg__save_build_model(&S) : NULL;
-    if (!p || sg__emit_measure(p, &sizes)) {
+    Onnx__ModelProto *p = S.a && S.scratch ? sg__save_build_model(&S) : NULL;
+    if (!p || sg__emit_measure(&S, p, &sizes)) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory building the model");
         goto out;
     }
@@ -401,7 +403,7 @@ sg_status sg_model_save_buffer(sg_model *m, uint8_t **data, size_t *len, struct 
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         goto out;
     }
-    sg__emit(p, &sizes, &sink);
+    sg__emit(&S, p, &sizes, &sink);
     if (sink.err) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         sg_free(sink.buf);
@@ -413,5 +415,6 @@ out:
     sg__emit_plan_free(&sizes);
     sg_free(S.tensors);
     sg_arena_free(S.a);
+    sg_arena_free(S.scratch);
     return st;
 }

@@ -368,6 +368,18 @@ static char **value_names(struct sg__saver *S, sg_value *const *vals, uint32_t n
     return names;
 }
 
+/* A node whose message holds no tensor and no graph: building it again is
+ * cheap and gives the same bytes, so it can be built when written. */
+static bool streamable(const sg_node *n)
+{
+    for (uint32_t i = 0; i < n->n_attrs; i++) {
+        const sg_attr *a = n->attrs[i];
+        if (a->t || a->n_tensors || a->g || a->n_graphs || a->sparse || a->n_sparses)
+            return false;
+    }
+    return true;
+}
+
 static Onnx__NodeProto *build_node(struct sg__saver *S, sg_node *n)
 {
     Onnx__NodeProto *p = NEW_MSG(S, Onnx__NodeProto, ONNX__NODE_PROTO__INIT);
@@ -422,10 +434,16 @@ static Onnx__GraphProto *build_graph(struct sg__saver *S, sg_graph *g)
     if (g->n_nodes) {
         if (!(p->node = ARRAY(S, g->n_nodes, Onnx__NodeProto *)))
             return NULL;
+        bool stream = g == S->m->graph && S->scratch;
+        if (stream && !(S->main_nodes = ARRAY(S, g->n_nodes, sg_node *)))
+            return NULL;
         size_t k = 0;
-        for (sg_node *n = g->first; n; n = n->next)
-            if (!(p->node[k++] = build_node(S, n)))
+        for (sg_node *n = g->first; n; n = n->next, k++) {
+            if (stream && streamable(n))
+                S->main_nodes[k] = n; /* built when written */
+            else if (!(p->node[k] = build_node(S, n)))
                 return NULL;
+        }
         p->n_node = k;
     }
     if (g->n_inits) {
@@ -503,6 +521,19 @@ static Onnx__FunctionProto *build_function(struct sg__saver *S, const sg_functio
         p->n_node = k;
     }
     return p;
+}
+
+Onnx__NodeProto *sg__save_main_node(struct sg__saver *S, Onnx__ModelProto *p, size_t i)
+{
+    if (p->graph->node[i])
+        return p->graph->node[i];
+    /* Build into the scratch arena, then put the saver's arena back. */
+    sg_arena *keep = S->a;
+    sg_arena_reset(S->scratch);
+    S->a = S->scratch;
+    Onnx__NodeProto *msg = build_node(S, S->main_nodes[i]);
+    S->a = keep;
+    return msg;
 }
 
 Onnx__ModelProto *sg__save_build_model(struct sg__saver *S)

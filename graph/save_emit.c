@@ -12,6 +12,7 @@
  * the bytes, are the same as packing the whole model at once.
  */
 #include "save_impl.h"
+#include "sg_arena.h"
 #include "sg_alloc.h"
 
 #include <errno.h>
@@ -183,7 +184,7 @@ static Onnx__GraphProto graph_rest(const Onnx__GraphProto *g)
     return r;
 }
 
-sg_status sg__emit_measure(Onnx__ModelProto *p, struct sg__emit_plan *plan)
+sg_status sg__emit_measure(struct sg__saver *S, Onnx__ModelProto *p, struct sg__emit_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     if (!p->graph) {
@@ -201,7 +202,10 @@ sg_status sg__emit_measure(Onnx__ModelProto *p, struct sg__emit_plan *plan)
         return SG_ENOMEM;
     size_t body = plan->graph_rest;
     for (size_t i = 0; i < plan->n_nodes; i++) {
-        size_t n = protobuf_c_message_get_packed_size(&p->graph->node[i]->base);
+        Onnx__NodeProto *node = sg__save_main_node(S, p, i);
+        if (!node)
+            return SG_ENOMEM;
+        size_t n = protobuf_c_message_get_packed_size(&node->base);
         plan->node_sizes[i] = n;
         body += 1 + varint_size(n) + n;
     }
@@ -210,7 +214,8 @@ sg_status sg__emit_measure(Onnx__ModelProto *p, struct sg__emit_plan *plan)
     return SG_OK;
 }
 
-void sg__emit(Onnx__ModelProto *p, const struct sg__emit_plan *plan, struct sg__sink *sink)
+void sg__emit(struct sg__saver *S, Onnx__ModelProto *p, const struct sg__emit_plan *plan,
+              struct sg__sink *sink)
 {
     if (!p->graph) {
         pack_msg(sink, &p->base, plan->total);
@@ -221,8 +226,13 @@ void sg__emit(Onnx__ModelProto *p, const struct sg__emit_plan *plan, struct sg__
     pack_msg(sink, &head.base, plan->head);
     put_len_prefix(sink, TAG_LEN(MODEL_GRAPH_FIELD), plan->graph_body);
     for (size_t i = 0; i < plan->n_nodes && !sink->err; i++) {
+        Onnx__NodeProto *node = sg__save_main_node(S, p, i);
+        if (!node) {
+            sink->err = ENOMEM;
+            return;
+        }
         put_len_prefix(sink, TAG_LEN(GRAPH_NODE_FIELD), plan->node_sizes[i]);
-        pack_msg(sink, &p->graph->node[i]->base, plan->node_sizes[i]);
+        pack_msg(sink, &node->base, plan->node_sizes[i]);
     }
     pack_msg(sink, &rest.base, plan->graph_rest);
     pack_msg(sink, &tail.base, plan->tail);

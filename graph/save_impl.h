@@ -33,7 +33,18 @@ struct sg__saver {
     sg_status st;
     struct sg__planned *tensors; /* every tensor message built, in order */
     size_t n_tensors, cap_tensors;
+    /* Main-graph nodes whose message is built when it is written (NULL in
+     * the GraphProto's node array): those without tensor or graph
+     * attributes, which is nearly all of them. Their messages are rebuilt
+     * in `scratch` for sizing and again for packing, so a 100,000-node
+     * model never holds 100,000 node messages at once. */
+    sg_node **main_nodes; /* per main-graph node index */
+    sg_arena *scratch;
 };
+
+/* The message of main-graph node i: the prebuilt one, or one built now in
+ * S->scratch (valid until the next call). NULL when out of memory. */
+Onnx__NodeProto *sg__save_main_node(struct sg__saver *S, Onnx__ModelProto *p, size_t i);
 
 /* Build the ModelProto of S->m in S->a; NULL with S->st set on failure. */
 Onnx__ModelProto *sg__save_build_model(struct sg__saver *S);
@@ -65,12 +76,13 @@ struct sg__emit_plan {
     size_t head, graph_rest, graph_body, tail, total;
 };
 
-/* Measure p (whose graph node list is p->graph->node). Returns the total
- * packed size; SG_ENOMEM when the size array cannot be allocated. */
-sg_status sg__emit_measure(Onnx__ModelProto *p, struct sg__emit_plan *plan);
+/* Measure p (whose graph node list is p->graph->node, streamed nodes built
+ * through S). SG_ENOMEM when memory runs out. */
+sg_status sg__emit_measure(struct sg__saver *S, Onnx__ModelProto *p, struct sg__emit_plan *plan);
 
-/* Write p as measured into sink. */
-void sg__emit(Onnx__ModelProto *p, const struct sg__emit_plan *plan, struct sg__sink *sink);
+/* Write p as measured into sink (sink->err set on failure). */
+void sg__emit(struct sg__saver *S, Onnx__ModelProto *p, const struct sg__emit_plan *plan,
+              struct sg__sink *sink);
 
 void sg__emit_plan_free(struct sg__emit_plan *plan);
 

@@ -39,6 +39,15 @@ void *sg_arena_memdup(sg_arena *arena, const void *p, size_t len);
 void *sg_arena_grow(sg_arena *arena, const void *old, size_t old_count, size_t new_count,
                     size_t item_size);
 
+/* Make the next chunk the arena takes from the system at least `bytes`
+ * long: a caller that knows roughly how much it will allocate (the loader,
+ * from the file size) gets one big chunk instead of a dozen growing ones. */
+void sg_arena_reserve(sg_arena *arena, size_t bytes);
+
+/* Forget everything allocated so far but keep the newest chunk for reuse
+ * (older chunks are freed): a scratch arena refilled many times. */
+void sg_arena_reset(sg_arena *arena);
+
 /* Total bytes obtained from the system for this arena. */
 size_t sg_arena_footprint(const sg_arena *arena);
 

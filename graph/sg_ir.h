@@ -500,6 +500,17 @@ sg_status sg_graph_set_output(sg_graph *g, uint32_t i, sg_value *v);
 sg_status sg_graph_add_value_info(sg_graph *g, sg_value *v);
 void sg_graph_remove_value_info(sg_graph *g, sg_value *v);
 
+/*
+ * Take values vals[0..n) of g off the lists named by `lists`, a mask of
+ * SG_VALUE_INPUT, SG_VALUE_INFO and SG_VALUE_INITIALIZER (which also
+ * detaches the initializer), walking each list once: removing k values
+ * costs O(k + list lengths) where k calls of sg_graph_remove_input,
+ * sg_graph_remove_value_info or sg_value_set_initializer(v, NULL) cost
+ * k list walks. NULL entries, values of other graphs and values not on a
+ * list are skipped. Cannot fail. For passes that remove many constants.
+ */
+void sg_graph_unlist_values(sg_graph *g, sg_value *const *vals, size_t n, uint32_t lists);
+
 /* Attach tensor t (its name is set to v's) as the initializer of v, or
  * detach it (t == NULL). */
 sg_status sg_value_set_initializer(sg_value *v, sg_tensor *t);

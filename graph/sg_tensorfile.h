@@ -10,6 +10,7 @@
 #ifndef SG_TENSORFILE_H
 #define SG_TENSORFILE_H
 
+#include "sg_file.h"
 #include "sg_ir.h"
 
 #include <stddef.h>
@@ -101,15 +102,5 @@ sg_status sg_bin_read(const char *path, int32_t dtype, const int64_t *dims, uint
  */
 sg_status sg_tensor_file_read(const char *path, int32_t dtype, const int64_t *dims, uint32_t rank,
                               struct sg_array *out, struct sg_diag *diag);
-
-/* Write all of `len` bytes to `path` atomically (temp file beside it +
- * rename). Shared by every writer of small files. */
-sg_status sg_file_write_atomic(const char *path, const void *data, size_t len,
-                               struct sg_diag *diag);
-
-/* Read a whole file into a new sg_malloc'd buffer (NUL-terminated for
- * convenience; *len excludes the NUL). Refuses files over max_len. */
-sg_status sg_file_read_all(const char *path, size_t max_len, uint8_t **data, size_t *len,
-                           struct sg_diag *diag);
 
 #endif

@@ -10,6 +10,7 @@
 #include "sg_alloc.h"
 
 #include <string.h>
+#include <sys/mman.h>
 
 uint64_t sg__strhash(const char *s)
 {
@@ -68,6 +69,27 @@ void *sg__strmap_get(const struct sg__strmap *m, const char *key)
     return m->tags[i] ? m->slots[i].value : NULL;
 }
 
+void sg__strmap_prefetch(const struct sg__strmap *m, const char *key)
+{
+    if (m->cap) {
+        size_t i = (size_t)sg__strhash(key) & (m->cap - 1);
+        __builtin_prefetch(&m->tags[i]);
+        __builtin_prefetch(&m->slots[i]);
+    }
+}
+
+/* Big tables are touched all over at random: huge pages make that a few
+ * faults instead of one per 4 KiB. calloc leaves such blocks untouched, so
+ * advising them first is enough. */
+static void advise_huge(void *p, size_t size)
+{
+    const uintptr_t huge = 2u << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t hi = ((uintptr_t)p + size) & ~(huge - 1);
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
 static sg_status rehash(struct sg__strmap *m, size_t new_cap)
 {
     struct sg__strmap_slot *slots = sg_calloc(new_cap, sizeof *slots);
@@ -77,6 +99,8 @@ static sg_status rehash(struct sg__strmap *m, size_t new_cap)
         sg_free(tags);
         return SG_ENOMEM;
     }
+    advise_huge(slots, new_cap * sizeof *slots);
+    advise_huge(tags, new_cap * sizeof *tags);
     struct sg__strmap old = *m;
     m->slots = slots;
     m->tags = tags;

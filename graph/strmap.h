@@ -34,6 +34,10 @@ void sg__strmap_free(struct sg__strmap *m);
 /* The value stored for key, or NULL. */
 void *sg__strmap_get(const struct sg__strmap *m, const char *key);
 
+/* Start loading the memory a lookup of key will touch, for a lookup a few
+ * steps later (loaders call it ahead of time to overlap cache misses). */
+void sg__strmap_prefetch(const struct sg__strmap *m, const char *key);
+
 /* Insert or replace. SG_ENOMEM leaves the map unchanged. */
 sg_status sg__strmap_put(struct sg__strmap *m, const char *key, void *value);
 

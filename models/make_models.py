@@ -234,6 +234,236 @@ def no_exp():
                   [_vi("y", TensorProto.FLOAT, [2])])
 
 
+def fold_consts():
+    """Constant subgraphs for fold-constants: a shape computation on a
+    static input (with shapes=true), a chain through a Constant node, a
+    constant graph output, an expansion over the size limit, a seeded
+    random op, an initializer that is also an input (may be fed), and a
+    constant shared with a node that stays."""
+    def f32(name, v):
+        return numpy_helper.from_array(np.array(v, dtype=np.float32), name)
+
+    def i64(name, v):
+        return numpy_helper.from_array(np.array(v, dtype=np.int64), name)
+    c = helper.make_tensor("c_val", TensorProto.FLOAT, [3], [0.5, 1.0, 1.5])
+    nodes = [
+        helper.make_node("Shape", ["x"], ["xs"], name="Shape_0"),
+        helper.make_node("Gather", ["xs", "zero_i"], ["b"], name="Gather_1", axis=0),
+        helper.make_node("Unsqueeze", ["b", "axes0"], ["b1"], name="Unsqueeze_2"),
+        helper.make_node("Concat", ["b1", "minus1"], ["new_shape"], name="Concat_3", axis=0),
+        helper.make_node("Reshape", ["x", "new_shape"], ["flat"], name="Reshape_4"),
+        helper.make_node("Constant", [], ["c"], name="Const_5", value=c),
+        helper.make_node("Add", ["w", "c"], ["wc"], name="Add_6"),
+        helper.make_node("Mul", ["wc", "two"], ["wc2"], name="Mul_7"),
+        helper.make_node("Mul", ["flat", "wc2"], ["y"], name="Mul_8"),
+        helper.make_node("Neg", ["w"], ["wneg"], name="Neg_9"),
+        helper.make_node("ConstantOfShape", ["big_shape"], ["big"], name="COS_10",
+                         value=helper.make_tensor("v", TensorProto.FLOAT, [1], [0.5])),
+        helper.make_node("ReduceSum", ["big"], ["bigsum"], name="Sum_11", keepdims=0),
+        helper.make_node("Add", ["x", "bigsum"], ["z"], name="Add_12"),
+        helper.make_node("RandomUniform", [], ["r"], name="Rand_13", shape=[3], seed=7.0),
+        helper.make_node("Add", ["r", "bias_in"], ["r1"], name="Add_14"),
+        helper.make_node("Mul", ["x", "r1"], ["rz"], name="Mul_15"),
+        helper.make_node("Mul", ["x", "w"], ["xw"], name="Mul_16"),
+    ]
+    inits = [i64("zero_i", 0), i64("axes0", [0]), i64("minus1", [-1]),
+             f32("w", [1.0, 2.0, 3.0]), f32("two", 2.0), i64("big_shape", [512, 1024]),
+             f32("bias_in", [0.0, 0.0, 0.0])]
+    return _model(nodes, "fold_consts",
+                  [_vi("x", TensorProto.FLOAT, [2, 3]), _vi("bias_in", TensorProto.FLOAT, [3])],
+                  [_vi("y", TensorProto.FLOAT, [2, 3]), _vi("wneg", TensorProto.FLOAT, [3]),
+                   _vi("z", TensorProto.FLOAT, [2, 3]), _vi("rz", TensorProto.FLOAT, [2, 3]),
+                   _vi("xw", TensorProto.FLOAT, [2, 3])],
+                  inits, value_info=[_vi("wc", TensorProto.FLOAT, [3])])
+
+
+def fold_if():
+    """Folding across scopes: an outer folded value read by If branches, a
+    branch Mul of it and a branch Constant that folds inside the branch,
+    and an If on a constant condition whose branches read only constants
+    (folds whole)."""
+    def f32(name, v):
+        return numpy_helper.from_array(np.array(v, dtype=np.float32), name)
+    two = helper.make_tensor("two_val", TensorProto.FLOAT, [], [2.0])
+    then1 = helper.make_graph(
+        [helper.make_node("Constant", [], ["two_t"], name="Const_t", value=two),
+         helper.make_node("Mul", ["ab", "two_t"], ["t1"], name="Mul_t"),
+         helper.make_node("Add", ["x", "t1"], ["then_out"], name="Add_t")],
+        "then1", [], [_vi("then_out", TensorProto.FLOAT, [2, 3])])
+    else1 = helper.make_graph(
+        [helper.make_node("Sub", ["x", "ab"], ["else_out"], name="Sub_e")],
+        "else1", [], [_vi("else_out", TensorProto.FLOAT, [2, 3])])
+    then2 = helper.make_graph(
+        [helper.make_node("Neg", ["ab"], ["o1"], name="Neg_t2")],
+        "then2", [], [_vi("o1", TensorProto.FLOAT, [3])])
+    else2 = helper.make_graph(
+        [helper.make_node("Abs", ["ab"], ["o2"], name="Abs_e2")],
+        "else2", [], [_vi("o2", TensorProto.FLOAT, [3])])
+    nodes = [
+        helper.make_node("Add", ["a", "b"], ["ab"], name="Add_o"),
+        helper.make_node("ReduceSum", ["x"], ["s"], name="Sum_0", keepdims=0),
+        helper.make_node("Greater", ["s", "zero"], ["cond"], name="Greater_1"),
+        helper.make_node("If", ["cond"], ["y"], name="If_2", then_branch=then1,
+                         else_branch=else1),
+        helper.make_node("If", ["yes"], ["k"], name="If_3", then_branch=then2,
+                         else_branch=else2),
+        helper.make_node("Add", ["x", "k"], ["z"], name="Add_4"),
+    ]
+    inits = [f32("a", [1.0, -2.0, 3.0]), f32("b", [0.5, 0.5, 0.5]), f32("zero", 0.0),
+             numpy_helper.from_array(np.array(True), "yes")]
+    return _model(nodes, "fold_if", [_vi("x", TensorProto.FLOAT, [2, 3])],
+                  [_vi("y", TensorProto.FLOAT, [2, 3]), _vi("z", TensorProto.FLOAT, [2, 3])],
+                  inits)
+
+
+def _rand(shape, seed, lo=-1.0, hi=1.0, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(lo, hi, shape).astype(dtype)
+
+
+def _bn_inits(prefix, ch, seed, dtype=np.float32):
+    return [numpy_helper.from_array(_rand([ch], seed, 0.5, 1.5, dtype), prefix + "_scale"),
+            numpy_helper.from_array(_rand([ch], seed + 1, -0.5, 0.5, dtype), prefix + "_b"),
+            numpy_helper.from_array(_rand([ch], seed + 2, -0.5, 0.5, dtype), prefix + "_mean"),
+            numpy_helper.from_array(_rand([ch], seed + 3, 0.5, 2.0, dtype), prefix + "_var")]
+
+
+def _bn(prefix, x, y):
+    return helper.make_node("BatchNormalization", [x, prefix + "_scale", prefix + "_b",
+                                                   prefix + "_mean", prefix + "_var"],
+                            [y], name=prefix, epsilon=1e-3)
+
+
+def fold_bn():
+    """BatchNormalization after Conv (with bias), Conv without bias (its
+    weight shared with a Conv that stays), grouped ConvTranspose, Gemm
+    (transB, C, beta; and plain B with a C of shape [N, 1]) and rank-2
+    MatMul; and ones that must stay: after a Relu, after a Conv read twice,
+    after a rank-3 MatMul."""
+    def w(name, shape, seed):
+        return numpy_helper.from_array(_rand(shape, seed), name)
+    nodes = [
+        helper.make_node("Conv", ["x", "W0", "B0"], ["c0"], name="Conv_0", pads=[1, 1, 1, 1]),
+        _bn("BN_0", "c0", "b0"),
+        helper.make_node("Relu", ["b0"], ["r0"], name="Relu_0"),
+        helper.make_node("Conv", ["r0", "W1"], ["c1"], name="Conv_1"),
+        _bn("BN_1", "c1", "b1"),
+        helper.make_node("ConvTranspose", ["b1", "W2"], ["ct"], name="ConvT_2", group=2,
+                         strides=[2, 2]),
+        _bn("BN_2", "ct", "y1"),
+        helper.make_node("Relu", ["y1"], ["r3"], name="Relu_3"),
+        _bn("BN_3", "r3", "y2"),
+        helper.make_node("Conv", ["r0", "W1"], ["c4"], name="Conv_4"),
+        _bn("BN_4", "c4", "b4"),
+        helper.make_node("Add", ["b4", "c4"], ["y3"], name="Add_4"),
+        helper.make_node("Gemm", ["x2", "W5", "C5"], ["g"], name="Gemm_5", transB=1, beta=0.5,
+                         alpha=2.0),
+        _bn("BN_5", "g", "y4"),
+        helper.make_node("MatMul", ["x2", "W6"], ["mm"], name="MatMul_6"),
+        _bn("BN_6", "mm", "y5"),
+        helper.make_node("MatMul", ["x3", "W6"], ["mm3"], name="MatMul_7"),
+        _bn("BN_7", "mm3", "y6"),
+        helper.make_node("Gemm", ["x2", "W8", "C8"], ["g8"], name="Gemm_8"),
+        _bn("BN_8", "g8", "y7"),
+    ]
+    inits = ([w("W0", [3, 2, 3, 3], 1), w("B0", [3], 2), w("W1", [4, 3, 1, 1], 3),
+              w("W2", [4, 1, 2, 2], 4), w("W5", [4, 5], 5), w("C5", [4], 6),
+              w("W6", [5, 3], 7), w("W8", [5, 4], 8), w("C8", [2, 1], 9)] +
+             _bn_inits("BN_0", 3, 10) + _bn_inits("BN_1", 4, 20) + _bn_inits("BN_2", 2, 30) +
+             _bn_inits("BN_3", 2, 40) + _bn_inits("BN_4", 4, 50) + _bn_inits("BN_5", 4, 60) +
+             _bn_inits("BN_6", 3, 70) + _bn_inits("BN_7", 2, 80) + _bn_inits("BN_8", 4, 90))
+    return _model(nodes, "fold_bn",
+                  [_vi("x", TensorProto.FLOAT, [1, 2, 4, 4]), _vi("x2", TensorProto.FLOAT, [2, 5]),
+                   _vi("x3", TensorProto.FLOAT, [2, 2, 5])],
+                  [_vi("y1", TensorProto.FLOAT, [1, 2, 8, 8]),
+                   _vi("y2", TensorProto.FLOAT, [1, 2, 8, 8]),
+                   _vi("y3", TensorProto.FLOAT, [1, 4, 4, 4]),
+                   _vi("y4", TensorProto.FLOAT, [2, 4]), _vi("y5", TensorProto.FLOAT, [2, 3]),
+                   _vi("y6", TensorProto.FLOAT, [2, 2, 3]), _vi("y7", TensorProto.FLOAT, [2, 4])],
+                  inits)
+
+
+def fold_bn_fp16():
+    """Conv + BatchNormalization in float16 (folded in double, stored fp16)."""
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="Conv_0"),
+             _bn("BN_0", "c", "y")]
+    inits = ([numpy_helper.from_array(_rand([3, 2, 1, 1], 1, dtype=np.float16), "W")] +
+             _bn_inits("BN_0", 3, 10, np.float16))
+    return _model(nodes, "fold_bn_fp16", [_vi("x", TensorProto.FLOAT16, [1, 2, 3, 3])],
+                  [_vi("y", TensorProto.FLOAT16, [1, 3, 3, 3])], inits)
+
+
+def fold_bn_if(ir3=False):
+    """Conv + BatchNormalization inside an If branch, reading the weights
+    and statistics from the main graph (captures). With ir3, an IR 3 model
+    (opset 8) whose initializers are graph inputs too."""
+    then_g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "W"], ["c"], name="Conv_t"),
+         _bn("BN_t", "c", "then_out")],
+        "then", [], [_vi("then_out", TensorProto.FLOAT, [1, 2, 3, 3])])
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["else_out"], name="Neg_e")],
+        "else", [], [_vi("else_out", TensorProto.FLOAT, [1, 2, 3, 3])])
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], name="Sum_0", keepdims=0),
+             helper.make_node("Greater", ["s", "zero"], ["cond"], name="Greater_1"),
+             helper.make_node("If", ["cond"], ["y"], name="If_2", then_branch=then_g,
+                              else_branch=else_g)]
+    inits = ([numpy_helper.from_array(_rand([2, 2, 1, 1], 1), "W"),
+              numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero")] +
+             _bn_inits("BN_t", 2, 10))
+    ins = [_vi("x", TensorProto.FLOAT, [1, 2, 3, 3])]
+    if not ir3:
+        return _model(nodes, "fold_bn_if", ins, [_vi("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+                      inits)
+    ins += [_vi(t.name, TensorProto.FLOAT, list(t.dims)) for t in inits]
+    graph = helper.make_graph(nodes, "fold_bn_if_ir3", ins,
+                              [_vi("y", TensorProto.FLOAT, [1, 2, 3, 3])], inits)
+    model = helper.make_model(graph, producer_name="surgeon-tests",
+                              opset_imports=[helper.make_opsetid("", 8)])
+    model.ir_version = 3
+    return model
+
+
+def fold_ir3():
+    """IR version 3: initializers are listed as inputs too (and constant)."""
+    w = numpy_helper.from_array(np.array([1.0, 2.0, 3.0], dtype=np.float32), "w")
+    nodes = [helper.make_node("Add", ["w", "w"], ["ww"], name="Add_0"),
+             helper.make_node("Mul", ["x", "ww"], ["y"], name="Mul_1")]
+    graph = helper.make_graph(nodes, "fold_ir3", [_vi("x", TensorProto.FLOAT, [3]),
+                                                  _vi("w", TensorProto.FLOAT, [3])],
+                              [_vi("y", TensorProto.FLOAT, [3])], [w])
+    model = helper.make_model(graph, producer_name="surgeon-tests",
+                              opset_imports=[helper.make_opsetid("", 8)])
+    model.ir_version = 3
+    return model
+
+
+def fold_bn_ir3():
+    """Conv + BatchNormalization (opset 8) in an IR 3 model, whose
+    initializers are all graph inputs too."""
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="Conv_0"),
+             _bn("BN_0", "c", "y")]
+    inits = ([numpy_helper.from_array(_rand([3, 2, 1, 1], 1), "W")] + _bn_inits("BN_0", 3, 10))
+    ins = [_vi("x", TensorProto.FLOAT, [1, 2, 3, 3])] + [
+        _vi(t.name, TensorProto.FLOAT, list(t.dims)) for t in inits]
+    graph = helper.make_graph(nodes, "fold_bn_ir3", ins,
+                              [_vi("y", TensorProto.FLOAT, [1, 3, 3, 3])], inits)
+    model = helper.make_model(graph, producer_name="surgeon-tests",
+                              opset_imports=[helper.make_opsetid("", 8)])
+    model.ir_version = 3
+    return model
+
+
+def free_batch():
+    """A symbolic batch N: Reshape to [N*4, 2] with a hard-coded -1 and a
+    leading batch in a ConstantOfShape-free graph, for set-batch."""
+    shape = numpy_helper.from_array(np.array([-1, 2], dtype=np.int64), "s_flat")
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="Relu_0"),
+             helper.make_node("Reshape", ["r", "s_flat"], ["y"], name="Reshape_1")]
+    return _model(nodes, "free_batch", [_vi("x", TensorProto.FLOAT, ["N", 4, 2])],
+                  [_vi("y", TensorProto.FLOAT, [None, 2])], [shape])
+
+
 def _const(name, array):
     return numpy_helper.from_array(np.asarray(array), name)
 
@@ -378,6 +608,15 @@ TEST_MODELS = {
     "shaped.onnx": shaped,
     "no_exp.onnx": no_exp,
     "exp_overflow.onnx": exp_overflow,
+    "fold_consts.onnx": fold_consts,
+    "fold_if.onnx": fold_if,
+    "fold_bn.onnx": fold_bn,
+    "fold_bn_fp16.onnx": fold_bn_fp16,
+    "fold_bn_if.onnx": fold_bn_if,
+    "free_batch.onnx": free_batch,
+    "fold_ir3.onnx": fold_ir3,
+    "fold_bn_ir3.onnx": fold_bn_ir3,
+    "fold_bn_if_ir3.onnx": lambda: fold_bn_if(ir3=True),
     "conv_bn_act.onnx": conv_bn_act,
     "matmul_bias.onnx": matmul_bias,
     "softmax_pattern.onnx": softmax_pattern,

@@ -337,9 +337,6 @@ sg_status sg__pass_lookup(const char *name, size_t len, const struct sg_pass **o
     for (size_t i = 0; i < count; i++) {
         if (strlen(all[i]->name) != len || strncmp(all[i]->name, name, len) != 0)
             continue;
-        if (all[i]->pending)
-            return sg_diag_set(diag, SG_EUNSUPPORTED, "pass '%s' is pending (%s) and cannot run",
-                               all[i]->name, all[i]->pending);
         *out = all[i];
         return SG_OK;
     }

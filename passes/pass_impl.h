@@ -33,7 +33,7 @@ int sg__opt_index(const struct sg_pass *pass, const char *name, size_t len);
 sg_status sg__pipeline_push(struct sg_pipeline *p, const struct sg_pass *pass,
                             struct sg_opt_value *opts, const char *origin);
 
-/* Check that a pass may be selected: SG_ENOTFOUND / SG_EUNSUPPORTED. */
+/* The pass named name[0..len), or SG_ENOTFOUND naming it. */
 sg_status sg__pass_lookup(const char *name, size_t len, const struct sg_pass **out,
                           struct sg_diag *diag);
 
@@ -86,6 +86,18 @@ bool sg__tensor_get_i64(sg_model *m, sg_tensor *t, size_t i, int64_t *out);
  * kept and *kept is set with the reason. SG_OK in both cases.
  */
 sg_status sg__bypass_node(sg_node *n, bool *kept, const char **why, struct sg_diag *diag);
+
+/*
+ * Remove the constants among vals[0..n) (distinct values, each an
+ * initializer or the output of a Constant node) that nothing reads, lists
+ * as a graph output or, unless old_ir (IR < 4: a main graph initializer's
+ * input entry goes with it), lists as a graph input; each one is reported
+ * as an "unused constant removed" change, in the order given. Every list
+ * is walked once per graph (sg_graph_unlist_values), so removing k of
+ * them is O(k log k + list lengths). Reorders vals.
+ */
+sg_status sg__remove_constants(sg_value **vals, size_t n, bool old_ir, struct sg_pass_report *rep,
+                               struct sg_diag *diag);
 
 /* Values reachable forward from `from` (through node outputs and into
  * subgraphs that capture them), added to `set`. */

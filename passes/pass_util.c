@@ -6,6 +6,7 @@
 #include "sg_alloc.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct walk {
@@ -248,6 +249,50 @@ bool sg__tensor_get_i64(sg_model *m, sg_tensor *t, size_t i, int64_t *out)
     default:
         return false;
     }
+}
+
+static bool is_constant_node(const sg_node *n)
+{
+    return n && strcmp(n->op_type, "Constant") == 0 &&
+           (!n->domain || !*n->domain || strcmp(n->domain, "ai.onnx") == 0);
+}
+
+static int cmp_graph(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)(*(sg_value *const *)a)->graph;
+    uintptr_t y = (uintptr_t)(*(sg_value *const *)b)->graph;
+    return x < y ? -1 : x > y;
+}
+
+sg_status sg__remove_constants(sg_value **vals, size_t n, bool old_ir, struct sg_pass_report *rep,
+                               struct sg_diag *diag)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        sg_value *v = vals[i];
+        bool input_ok = old_ir && v->init && v->graph->kind == SG_GRAPH_MAIN;
+        if (!(v->init || is_constant_node(v->producer)) || v->n_uses ||
+            (v->flags & SG_VALUE_OUTPUT) || ((v->flags & SG_VALUE_INPUT) && !input_ok))
+            continue;
+        sg_report_change(rep, "unused constant removed", "%s", v->name);
+        vals[k++] = v;
+    }
+    if (k > 1)
+        qsort(vals, k, sizeof *vals, cmp_graph);
+    uint32_t lists = SG_VALUE_INFO | SG_VALUE_INITIALIZER | (old_ir ? SG_VALUE_INPUT : 0u);
+    for (size_t i = 0, j; i < k; i = j) {
+        for (j = i + 1; j < k && vals[j]->graph == vals[i]->graph;)
+            j++;
+        sg_graph_unlist_values(vals[i]->graph, vals + i, j - i, lists);
+    }
+    for (size_t i = 0; i < k; i++) {
+        sg_value *v = vals[i];
+        const char *name = v->name;
+        sg_status st = v->producer ? sg_node_remove(v->producer, diag) : sg_value_remove(v);
+        if (st)
+            return sg_diag_set(diag, st, "cannot remove constant '%s'", name);
+    }
+    return SG_OK;
 }
 
 /* -------------------------------------------------------------- bypass */

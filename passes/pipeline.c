@@ -207,10 +207,6 @@ sg_status sg_pipeline_run(const struct sg_pipeline *p, sg_model *m, struct sg_ru
 void sg_pass_print_help(const struct sg_pass *pass, FILE *out)
 {
     fprintf(out, "%-18s %s\n", pass->name, pass->summary);
-    if (pass->pending) {
-        fprintf(out, "%-18s pending (%s)\n", "", pass->pending);
-        return;
-    }
     for (size_t i = 0; i < pass->n_options; i++) {
         const struct sg_opt_spec *o = &pass->options[i];
         char type[96];

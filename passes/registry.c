@@ -1,33 +1,17 @@
 /*
  * registry.c - the table of passes. `surgeon passes`, spec and YAML lookups
  * all read it, so a pass is registered in exactly one place.
- *
- * fold-constants and fold-bn need the reference runtime to evaluate
- * subgraphs; until it exists they are listed as pending and selecting one
- * is an error (sg__pass_lookup), never a silent no-op.
  */
 #include "pass_impl.h"
 
 #include <string.h>
 
-static const struct sg_pass pending_fold_constants = {
-    .name = "fold-constants",
-    .summary = "evaluate subgraphs whose inputs are all constant into initializers",
-    .pending = "needs the reference runtime",
-};
-
-static const struct sg_pass pending_fold_bn = {
-    .name = "fold-bn",
-    .summary = "fold BatchNormalization into the preceding Conv",
-    .pending = "needs the reference runtime",
-};
-
 static const struct sg_pass *const registry[] = {
     &sg_pass_insert_clip, &sg_pass_cast_around,     &sg_pass_set_input_shape,
     &sg_pass_set_batch,   &sg_pass_remove_identity, &sg_pass_eliminate_dead,
     &sg_pass_merge_casts, &sg_pass_unique_names,    &sg_pass_toposort,
-    &sg_pass_rename,      &sg_pass_to_fp16,         &pending_fold_constants,
-    &pending_fold_bn,
+    &sg_pass_rename,      &sg_pass_to_fp16,         &sg_pass_fold_constants,
+    &sg_pass_fold_bn,
 };
 
 const struct sg_pass *const *sg_pass_list(size_t *count)

@@ -134,8 +134,7 @@ struct sg_pass {
     const char *summary; /* one line */
     const struct sg_opt_spec *options;
     size_t n_options;
-    sg_pass_fn run;      /* opts has n_options entries, in schema order */
-    const char *pending; /* non-NULL: listed but not available, with why */
+    sg_pass_fn run; /* opts has n_options entries, in schema order */
 };
 
 extern const struct sg_pass sg_pass_insert_clip;
@@ -149,8 +148,10 @@ extern const struct sg_pass sg_pass_unique_names;
 extern const struct sg_pass sg_pass_toposort;
 extern const struct sg_pass sg_pass_rename;
 extern const struct sg_pass sg_pass_to_fp16;
+extern const struct sg_pass sg_pass_fold_constants;
+extern const struct sg_pass sg_pass_fold_bn;
 
-/* Every pass, in display order (pending ones included); sets *count. */
+/* Every pass, in display order; sets *count. */
 const struct sg_pass *const *sg_pass_list(size_t *count);
 
 /* The pass with this command-line name, or NULL. */
@@ -181,8 +182,8 @@ void sg_pipeline_free(struct sg_pipeline *p);
  * Append a step from "NAME" or "NAME:key=value,key=value". A comma starts a
  * new option only when `key=` follows it, so values may hold commas
  * ("ops=Exp,Softmax", "shapes=x:4,77,40;mask:4,-1"). Errors (SG_ENOTFOUND
- * unknown pass, SG_EUNSUPPORTED pending pass, SG_EINVAL unknown or repeated
- * option, SG_EPARSE / SG_ERANGE bad value) name the pass and option.
+ * unknown pass, SG_EINVAL unknown or repeated option, SG_EPARSE /
+ * SG_ERANGE bad value) name the pass and option.
  */
 sg_status sg_pipeline_add_spec(struct sg_pipeline *p, const char *spec, struct sg_diag *diag);
 

@@ -188,8 +188,32 @@ static sg_status plan_sub(sg_graph *sub, void *ctx)
     return SG_OK;
 }
 
-static sg_status make_const(sg_rt *rt, sg_tensor *t, sg_rt_value **out, struct sg_diag *diag)
+/* The kernel of rn for the dtype the IR declares, and the plans of its
+ * subgraphs (which may add capture slots to p). */
+static sg_status plan_kernel(struct build *b, struct rt_plan *p, struct rt_node *rn)
 {
+    sg_node *n = rn->node;
+    const char *why = "no kernel";
+    const struct sg_kernel *k =
+        sg_kernel_find(n->domain, n->op_type, rn->opset, SG_DTYPE_UNDEFINED, &why);
+    int32_t dt = SG_DTYPE_UNDEFINED;
+    if (k && k->type_input >= 0 && (uint32_t)k->type_input < n->n_inputs)
+        dt = static_dtype(n->inputs[k->type_input]);
+    if (k && dt != SG_DTYPE_UNDEFINED)
+        k = sg_kernel_find(n->domain, n->op_type, rn->opset, dt, &why);
+    rn->kernel = k;
+    rn->kernel_dtype = dt;
+    sg_status st;
+    if (!k && (st = report_missing(b, n, rn->opset, dt, why)))
+        return st;
+    struct sub_walk w = {b, p, rn, SG_OK};
+    return sg_node_for_each_subgraph(n, plan_sub, &w);
+}
+
+sg_status sg_rt_value_from_tensor(sg_model *m, sg_tensor *t, sg_rt_value **out,
+                                  struct sg_diag *diag)
+{
+    *out = NULL;
     if (t->dtype == SG_DTYPE_STRING) {
         int64_t n = sg_tensor_numel(t);
         if (n < 0 || (uint64_t)n != t->n_string)
@@ -198,10 +222,31 @@ static sg_status make_const(sg_rt *rt, sg_tensor *t, sg_rt_value **out, struct s
         return sg__rt_borrow(SG_DTYPE_STRING, t->string_data, t->dims, t->rank, out, diag);
     }
     size_t nbytes;
-    const void *data = sg_tensor_data(rt->m, t, &nbytes, diag);
+    const void *data = sg_tensor_data(m, t, &nbytes, diag);
     if (!data)
-        return diag ? diag->status : SG_EPARSE;
+        return diag && diag->status ? diag->status : SG_EPARSE;
     return sg__rt_borrow(t->dtype, data, t->dims, t->rank, out, diag);
+}
+
+/* An empty plan of g, listed in rt->plans so that it is freed with the
+ * session even when planning fails. NULL when out of memory. */
+static struct rt_plan *new_plan(sg_rt *rt, const sg_graph *g, struct rt_plan *parent)
+{
+    struct rt_plan *p = sg_arena_calloc(rt->arena, 1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->g = g;
+    p->parent = parent;
+    if (rt->n_plans == rt->cap_plans) {
+        size_t cap = rt->cap_plans ? rt->cap_plans * 2 : 8;
+        struct rt_plan **grown = sg_realloc(rt->plans, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        rt->plans = grown;
+        rt->cap_plans = cap;
+    }
+    rt->plans[rt->n_plans++] = p;
+    return p;
 }
 
 static sg_status build_plan(struct build *b, const sg_graph *g, struct rt_plan *parent,
@@ -212,20 +257,9 @@ static sg_status build_plan(struct build *b, const sg_graph *g, struct rt_plan *
     sg_status st = SG_OK;
     sg_node **order = NULL;
     int64_t *last = NULL;
-    struct rt_plan *p = sg_arena_calloc(rt->arena, 1, sizeof *p);
+    struct rt_plan *p = new_plan(rt, g, parent);
     if (!p)
         return SG_ENOMEM;
-    p->g = g;
-    p->parent = parent;
-    if (rt->n_plans == rt->cap_plans) {
-        size_t cap = rt->cap_plans ? rt->cap_plans * 2 : 8;
-        struct rt_plan **grown = sg_realloc(rt->plans, cap * sizeof *grown);
-        if (!grown)
-            return SG_ENOMEM;
-        rt->plans = grown;
-        rt->cap_plans = cap;
-    }
-    rt->plans[rt->n_plans++] = p; /* freed with the session even on failure */
 
     order = sg_malloc((g->n_nodes + 1) * sizeof *order);
     if (!order)
@@ -276,26 +310,9 @@ static sg_status build_plan(struct build *b, const sg_graph *g, struct rt_plan *
             goto nomem;
 
     /* Kernels, and the plans of subgraphs (which may add capture slots). */
-    for (uint32_t i = 0; i < p->n_nodes; i++) {
-        struct rt_node *rn = &p->nodes[i];
-        sg_node *n = rn->node;
-        const char *why = "no kernel";
-        const struct sg_kernel *k =
-            sg_kernel_find(n->domain, n->op_type, rn->opset, SG_DTYPE_UNDEFINED, &why);
-        int32_t dt = SG_DTYPE_UNDEFINED;
-        if (k && k->type_input >= 0 && (uint32_t)k->type_input < n->n_inputs)
-            dt = static_dtype(n->inputs[k->type_input]);
-        if (k && dt != SG_DTYPE_UNDEFINED)
-            k = sg_kernel_find(n->domain, n->op_type, rn->opset, dt, &why);
-        rn->kernel = k;
-        rn->kernel_dtype = dt;
-        if (!k && (st = report_missing(b, n, rn->opset, dt, why)))
+    for (uint32_t i = 0; i < p->n_nodes; i++)
+        if ((st = plan_kernel(b, p, &p->nodes[i])))
             goto out;
-        struct sub_walk w = {b, p, rn, SG_OK};
-        st = sg_node_for_each_subgraph(n, plan_sub, &w);
-        if (st)
-            goto out;
-    }
 
     /* Constants and captures. */
     p->consts = sg_arena_calloc(rt->arena, p->n_slots + 1, sizeof *p->consts);
@@ -306,7 +323,7 @@ static sg_status build_plan(struct build *b, const sg_graph *g, struct rt_plan *
     for (uint32_t s = 0; s < p->n_slots; s++) {
         const sg_value *v = p->slot_val[s];
         if (v->init) {
-            st = make_const(rt, v->init, &p->consts[s], diag);
+            st = sg_rt_value_from_tensor(rt->m, v->init, &p->consts[s], diag);
             if (st) {
                 sg_diag_prefix(diag, "initializer '%s'", v->name);
                 goto out;
@@ -655,7 +672,7 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
     sg_rt_value **ins = n->n_inputs <= 16 ? in_buf : sg_calloc(n->n_inputs, sizeof *ins);
     sg_rt_value **outs = n->n_outputs <= 16 ? out_buf : sg_calloc(n->n_outputs, sizeof *outs);
     bool *owned_in = NULL;
-    struct sg__kpriv priv = {NULL, NULL, NULL, NULL}; /* scratch lives until the outputs are kept */
+    struct sg__kpriv priv = {0}; /* scratch lives until the outputs are kept */
     if (!ins || !outs) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         goto out;
@@ -749,6 +766,7 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
     priv.rt = rt;
     priv.frame = fr;
     priv.pn = rn;
+    priv.max_tensor_bytes = rt->opts.max_tensor_bytes;
     struct sg_kctx k = {n,   rt->m, rn->opset, cdt,  n->n_inputs, n->n_outputs,
                         ins, outs,  diag,      &priv};
     st = kern->run(&k);
@@ -764,6 +782,16 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
         if (!outs[j]) {
             st = sg_diag_set(diag, SG_EUNDEF, "%s: the kernel produced no output %u",
                              sg__rt_node_label(n, rn->opset, label, sizeof label), j);
+            goto out;
+        }
+        if (rt->opts.max_tensor_bytes && outs[j]->kind == SG_RT_TENSOR &&
+            (uint64_t)outs[j]->numel * sg_rt_elem_size(outs[j]->dtype) >
+                rt->opts.max_tensor_bytes) {
+            char shape[300];
+            st = sg_diag_set(diag, SG_ETOOBIG, "%s: output %u %s is over the limit of %zu bytes",
+                             sg__rt_node_label(n, rn->opset, label, sizeof label), j,
+                             sg_rt_value_format(outs[j], shape, sizeof shape),
+                             rt->opts.max_tensor_bytes);
             goto out;
         }
         if (sg__rt_intern_strings(outs[j]) || (fp16_out && round_value(&outs[j], sat))) {
@@ -903,5 +931,98 @@ sg_status sg_ksubgraph_run(struct sg_kctx *k, const sg_graph *g, uint32_t n_in,
         sg_diag_prefix(k->diag, "in subgraph '%s' of %s", g->name ? g->name : "",
                        sg__rt_node_label(k->node, k->opset, label, sizeof label));
     }
+    return st;
+}
+
+/* ------------------------------------------------------ one node */
+
+/* A plan holding node n alone: slots for its inputs, its outputs and the
+ * values its subgraphs read from n's graph, all filled by the caller. */
+static sg_status plan_node(struct build *b, sg_node *n, struct rt_plan **out)
+{
+    sg_rt *rt = b->rt;
+    struct rt_plan *p = new_plan(rt, n->graph, NULL);
+    if (!p)
+        return SG_ENOMEM;
+    p->n_nodes = 1;
+    p->nodes = sg_arena_calloc(rt->arena, 1, sizeof *p->nodes);
+    if (!p->nodes)
+        return SG_ENOMEM;
+    struct rt_node *rn = &p->nodes[0];
+    rn->node = n;
+    rn->opset = sg_model_opset(rt->m, n->domain);
+    rn->in = sg_arena_calloc(rt->arena, n->n_inputs + 1, sizeof *rn->in);
+    rn->out = sg_arena_calloc(rt->arena, n->n_outputs + 1, sizeof *rn->out);
+    if (!rn->in || !rn->out)
+        return SG_ENOMEM;
+    for (uint32_t j = 0; j < n->n_inputs; j++) {
+        rn->in[j] = NO_SLOT;
+        if (n->inputs[j] && add_slot(rt, p, n->inputs[j], &rn->in[j]))
+            return SG_ENOMEM;
+    }
+    for (uint32_t j = 0; j < n->n_outputs; j++) {
+        rn->out[j] = NO_SLOT;
+        if (n->outputs[j] && add_slot(rt, p, n->outputs[j], &rn->out[j]))
+            return SG_ENOMEM;
+    }
+    sg_status st = plan_kernel(b, p, rn);
+    if (!st)
+        *out = p; /* no consts: the caller fills every slot */
+    return st;
+}
+
+sg_status sg_rt_run_node(sg_model *m, sg_node *n, const struct sg_rt_opts *opts,
+                         sg_rt_lookup_fn lookup, void *ctx, sg_rt_value **out, struct sg_diag *diag)
+{
+    for (uint32_t j = 0; j < n->n_outputs; j++)
+        out[j] = NULL;
+    if (opts && (unsigned)opts->numerics >= SG_NUMERICS_COUNT)
+        return sg_diag_set(diag, SG_EINVAL, "unknown numerics mode %d", (int)opts->numerics);
+    sg_rt *rt;
+    if (rt_alloc(m, opts, &rt))
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    rt->opts.on_output = NULL;
+    struct build b = {rt, diag, NULL, NULL, 0};
+    struct rt_plan *p = NULL;
+    struct rt_frame fr = {NULL, NULL, NULL, 0};
+    char label[512];
+    sg_status st = plan_node(&b, n, &p);
+    if (st) {
+        if (!diag || diag->status == SG_OK)
+            sg_diag_set(diag, st, "%s: %s",
+                        sg__rt_node_label(n, sg_model_opset(m, n->domain), label, sizeof label),
+                        sg_strerror(st));
+        goto out;
+    }
+    fr.plan = p;
+    fr.vals = sg_calloc(p->n_slots + 1, sizeof *fr.vals);
+    if (!fr.vals) {
+        st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        goto out;
+    }
+    struct rt_node *rn = &p->nodes[0];
+    for (uint32_t s = 0; s < p->n_slots; s++) {
+        const sg_value *v = p->slot_val[s];
+        if (v->producer == n)
+            continue;
+        sg_rt_value *val = lookup ? lookup(v, ctx) : NULL;
+        if (!val) {
+            st = sg_diag_set(diag, SG_EUNDEF, "%s: no value for '%s'",
+                             sg__rt_node_label(n, rn->opset, label, sizeof label), v->name);
+            goto out;
+        }
+        fr.vals[s] = sg_rt_value_ref(val);
+    }
+    if ((st = run_node(rt, &fr, rn, diag)))
+        goto out;
+    for (uint32_t j = 0; j < n->n_outputs; j++)
+        if (rn->out[j] != NO_SLOT)
+            out[j] = sg_rt_value_ref(fr.vals[rn->out[j]]);
+out:
+    if (fr.vals)
+        for (uint32_t s = 0; s < p->n_slots; s++)
+            sg_rt_value_unref(fr.vals[s]);
+    sg_free(fr.vals);
+    sg_rt_free(rt);
     return st;
 }

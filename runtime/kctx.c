@@ -34,6 +34,22 @@ sg_status sg_kout(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *d
     struct sg_diag d = {0};
     if (out)
         *out = NULL;
+    size_t limit = k->priv ? k->priv->max_tensor_bytes : 0;
+    if (limit && rank <= SG_MAX_RANK) {
+        /* Refuse before allocating: an expansion of constants may ask for
+         * more memory than the machine has. */
+        uint64_t bytes = sg_rt_elem_size(dtype);
+        bool over = false;
+        for (uint32_t d_ = 0; d_ < rank && !over; d_++) {
+            if (dims[d_] < 0)
+                break; /* sg_rt_tensor_create names the bad dim */
+            over = dims[d_] && bytes > limit / (uint64_t)dims[d_];
+            bytes *= (uint64_t)dims[d_];
+        }
+        if (over || bytes > limit)
+            return sg_kfail(k, SG_ETOOBIG, "output %u %s%s is over the limit of %zu bytes", i,
+                            sg_dtype_name(dtype), sg_kdims(k, dims, rank), limit);
+    }
     sg_status st = sg_rt_tensor_create(dtype, dims, rank, &v, &d);
     if (st)
         return sg_kfail(k, st, "output %u: %s", i, d.msg);

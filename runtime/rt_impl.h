@@ -47,7 +47,8 @@ struct sg__kpriv {
     struct sg_rt *rt;
     struct rt_frame *frame;
     const struct rt_node *pn;
-    sg_arena *scratch; /* created on first use, freed after the node */
+    sg_arena *scratch;       /* created on first use, freed after the node */
+    size_t max_tensor_bytes; /* sg_rt_opts.max_tensor_bytes (0: no limit) */
 };
 
 /* Pointer-keyed hash map (open addressing). */

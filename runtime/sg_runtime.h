@@ -182,6 +182,12 @@ struct sg_rt_opts {
     sg_rt_observe_fn on_output;
     void *observe_ctx;
     bool observe_subgraphs; /* also report nodes of If/Loop/Scan bodies */
+    /* Largest tensor one node output may be, in bytes; 0: no limit. A
+     * larger output fails its node with SG_ETOOBIG, before it is allocated
+     * when the kernel makes it with sg_kout (nearly all do), else right
+     * after the node ran. Lets a caller evaluate expansions of constants
+     * (ConstantOfShape, Expand, Tile, ...) without exhausting memory. */
+    size_t max_tensor_bytes;
 };
 
 typedef struct sg_rt sg_rt;
@@ -241,6 +247,39 @@ sg_status sg_rt_run(sg_rt *rt, struct sg_diag *diag);
 uint32_t sg_rt_n_outputs(const sg_rt *rt);
 const sg_value *sg_rt_output_info(const sg_rt *rt, uint32_t i);
 sg_rt_value *sg_rt_output(const sg_rt *rt, uint32_t i);
+
+/* ---------------------------------------------------- one node alone */
+
+/* Where sg_rt_run_node finds the values a node reads: a borrowed value for
+ * v, or NULL when there is none. */
+typedef sg_rt_value *(*sg_rt_lookup_fn)(const sg_value *v, void *ctx);
+
+/*
+ * Run node n of model m by itself, without a session over the whole graph
+ * (constant folding, tests of one node). Every value n reads, its inputs
+ * and the values of n's graph that its subgraphs read (implicit inputs),
+ * comes from lookup(v, ctx); initializers are not read by themselves, so
+ * the caller decides what is constant. out[0..n->n_outputs) receive a new
+ * reference to each output (NULL for omitted outputs, and all NULL on
+ * failure); the caller unrefs them. opts may be NULL; numerics and
+ * max_tensor_bytes apply, on_output is ignored. Statuses: SG_EUNDEF
+ * (lookup has no value for one, named), SG_EUNSUPPORTED (no kernel, for n
+ * or a node of its subgraphs), SG_ETOOBIG, SG_ENOMEM and whatever the
+ * kernel reports, with the node named in diag.
+ */
+sg_status sg_rt_run_node(sg_model *m, sg_node *n, const struct sg_rt_opts *opts,
+                         sg_rt_lookup_fn lookup, void *ctx, sg_rt_value **out,
+                         struct sg_diag *diag);
+
+/*
+ * A tensor value with the elements of IR tensor t of model m (a new
+ * reference). The elements are borrowed where t's payload is already in
+ * native layout: the value stays valid while m lives and t's payload is
+ * not replaced. SG_EPARSE (payload does not match dims), SG_ESHAPE (string
+ * count), SG_ENOMEM, with the tensor named in diag.
+ */
+sg_status sg_rt_value_from_tensor(sg_model *m, sg_tensor *t, sg_rt_value **out,
+                                  struct sg_diag *diag);
 
 /* Bytes of tensor storage currently allocated by runtime values, and the
  * high-water mark since the process started (for tests and the benchmark). */

@@ -1,6 +1,6 @@
 /*
  * cmd_passes.c - `surgeon passes`: list the passes from the registry, with
- * their summaries and typed options; pending passes are marked as such.
+ * their summaries and typed options.
  */
 #include "cli.h"
 #include "sg_pass.h"
@@ -14,7 +14,7 @@ const struct sg_command sg_cmd_passes = {
     "list the rewrite passes and their options",
     "usage: surgeon passes [NAME...]\n\n"
     "List every pass (or the named ones) with its summary and options: name,\n"
-    "type, meaning and default. Passes marked pending are not available yet.\n"
+    "type, meaning and default.\n"
     "Give options on the command line as --pass NAME:key=value,key=value\n"
     "(lists are comma-separated) or in a YAML pipeline (see README.md).\n",
     run,

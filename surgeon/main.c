@@ -3,8 +3,11 @@
  */
 #include "cli.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef SG_VERSION
 #define SG_VERSION "0.0.0"
@@ -40,8 +43,62 @@ static const struct sg_command *find_command(const char *name)
     return NULL;
 }
 
+/* The BLAS thread count a command wants: `run --threads N` / `compare ...
+ * --threads N` ask for N; everything else does at most small products. 0:
+ * leave OpenBLAS's own choice. */
+static int wanted_blas_threads(int argc, char **argv)
+{
+    if (argc < 2 || (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "compare") != 0))
+        return 1;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            return atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 0;
+        if (strncmp(argv[i], "--threads=", 10) == 0)
+            return atoi(argv[i] + 10) > 0 ? atoi(argv[i] + 10) : 0;
+    }
+    return 0;
+}
+
+/*
+ * OpenBLAS reads its settings from the environment when it is loaded, before
+ * main, and starts its worker threads then; idle workers spin for a while,
+ * taking a core from commands that do no linear algebra at all. So the first
+ * time through, set the thread count the command wants (and, on CPUs with
+ * AVX-512 that this OpenBLAS does not recognise, its AVX-512 kernels) and
+ * execute ourselves again. A user's own OPENBLAS_* settings always win; if
+ * the exec fails we simply carry on with the defaults.
+ */
+static void blas_environment(int argc, char **argv)
+{
+    if (getenv("SG_BLAS_ENV"))
+        return;
+    setenv("SG_BLAS_ENV", "1", 1);
+    bool changed = false;
+    int threads = wanted_blas_threads(argc, argv);
+    if (threads > 0 && !getenv("OPENBLAS_NUM_THREADS")) {
+        char n[16];
+        snprintf(n, sizeof n, "%d", threads);
+        setenv("OPENBLAS_NUM_THREADS", n, 1);
+        changed = true;
+    }
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (!getenv("OPENBLAS_CORETYPE") && __builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl")) {
+        setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+        changed = true;
+    }
+#endif
+    if (changed)
+        execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char **argv)
 {
+    blas_environment(argc, argv);
     if (argc < 2) {
         print_help(stderr);
         return SG_EXIT_USAGE;

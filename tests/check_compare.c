@@ -885,7 +885,7 @@ START_TEST(test_compare_bad_folders_and_maps)
          "map_wrongtype.json",
          NULL,
          SG_EPARSE,
-         {"op 'first': attr '_datadump_original_op_names' holds neither", NULL}},
+         {"attr \"_datadump_original_op_names\" of op \"first\" lists a number", NULL}},
         {"golden", "target", "no_such_map.json", NULL, SG_EIO, {"no_such_map.json", NULL}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -919,11 +919,11 @@ START_TEST(test_fusion_map_parse)
         "{\"name\":\"c\",\"type\":\"Const\",\"attr\":[{\"key\":\"_datadump_original_op_names\","
         "\"value\":{\"list\":{\"val_type\":1}}}]}]},{\"op\":[{\"name\":\"d\"}]}], \"x\": [1e3, "
         "-0.5, true, false, null]}";
-    sg_fusion_map *map;
+    sg_atc_map *map;
     struct sg_diag d = {0};
-    ck_assert_ok(sg_fusion_map_parse(good, sizeof good - 1, "m.json", &map, &d), &d);
+    ck_assert_ok(sg_atc_map_parse(good, sizeof good - 1, "m.json", &map, &d), &d);
     ck_assert_uint_eq(map->n_ops, 3);
-    const struct sg_fusion_op *op = &map->ops[0];
+    const struct sg_atc_op *op = &map->ops[0];
     ck_assert_str_eq(op->name, "a/b");
     ck_assert_uint_eq(op->n_orig, 3);
     ck_assert_str_eq(op->orig[1], "y\xc3\xa9");
@@ -936,31 +936,31 @@ START_TEST(test_fusion_map_parse)
     ck_assert_int_eq(op->out_index[0], 1);
     ck_assert_uint_eq(map->ops[1].n_orig, 0); /* a list without "s" */
     ck_assert_str_eq(map->ops[2].type, "");
-    sg_fusion_map_free(map);
+    sg_atc_map_free(map);
 
     static const struct {
         const char *text;
         const char *msg;
     } bad[] = {
         {"", "m.json:1:1: no JSON value"},
-        {"[]", "m.json:1:1: not an `atc --mode=1` JSON: no \"graph\" array"},
+        {"[]", "m.json:1:1: no \"graph\" array: not the JSON of 'atc --mode=1'"},
         {"{\"graph\":{}}", "no \"graph\" array"},
-        {"{\"graph\":[{\"op\":[{\"type\":\"X\"}]}]}", "m.json:1:18: an op has no \"name\" string"},
+        {"{\"graph\":[{\"op\":[{\"type\":\"X\"}]}]}", "m.json:1:18: op without a string \"name\""},
         {"{\"graph\":[{\"op\":[{\"name\":\"a\",\"attr\":{}}]}]}",
-         "m.json:1:37: op 'a': \"attr\" is not an array"},
+         "m.json:1:37: \"attr\" of op \"a\" must be an array"},
         {"{\"graph\":[{\"op\":[{\"name\":\"a\",\"attr\":[{\"key\":\"pass_name\",\"value\":"
          "{\"list\":{\"s\":[1]}}}]}]}]}",
-         "m.json:1:79: op 'a': attr 'pass_name' holds neither"},
+         "m.json:1:79: attr \"pass_name\" of op \"a\" lists a number"},
         {"{\"graph\":[{\"op\":[{\"name\":\"a\",\"output_desc\":[{\"attr\":[{\"key\":"
          "\"_datadump_origin_output_index\",\"value\":{\"i\":-1}}]}]}]}]}",
-         "op 'a': _datadump_origin_output_index is not"},
+         "_datadump_origin_output_index of op \"a\" must be"},
         {"{\"graph\":[]} x", "m.json:1:14: unexpected 'x'"},
         {"{\"graph\":[\n\n\"\\q\"]}", "m.json:3:2: invalid escape"},
         {"{\"graph\":[],\"graph\":[]}", "duplicate key \"graph\""},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sg_diag_clear(&d);
-        ck_assert_int_eq(sg_fusion_map_parse(bad[i].text, strlen(bad[i].text), "m.json", &map, &d),
+        ck_assert_int_eq(sg_atc_map_parse(bad[i].text, strlen(bad[i].text), "m.json", &map, &d),
                          SG_EPARSE);
         ck_assert_ptr_null(map);
         ck_assert_msg(strstr(d.msg, bad[i].msg), "case %zu: '%s' lacks '%s'", i, d.msg, bad[i].msg);

@@ -132,6 +132,60 @@ START_TEST(test_build_and_edit)
 }
 END_TEST
 
+/* Many values off the lists at once: order of the rest kept, flags and
+ * initializers cleared, the values then removable; others untouched. */
+START_TEST(test_unlist_values)
+{
+    sg_model *m = sg_model_create();
+    ck_assert_int_eq(sg_model_set_opset(m, "", 13), SG_OK);
+    sg_graph *g = m->graph;
+    const char *names[6] = {"a", "b", "c", "d", "e", "f"};
+    sg_value *v[6];
+    int64_t one = 1;
+    for (int i = 0; i < 6; i++) {
+        v[i] = val(g, names[i]);
+        sg_tensor *t = sg_tensor_create(m, names[i], SG_DTYPE_FLOAT, &one, 1);
+        static const float x = 1.0f;
+        ck_assert_int_eq(sg_tensor_set_raw(m, t, &x, sizeof x, NULL), SG_OK);
+        ck_assert_int_eq(sg_value_set_initializer(v[i], t), SG_OK);
+        ck_assert_int_eq(sg_graph_add_value_info(g, v[i]), SG_OK);
+        if (i >= 4)
+            ck_assert_int_eq(sg_graph_add_input(g, v[i]), SG_OK);
+    }
+    node(g, "Neg", "n", "c", "y");
+    ck_assert_int_eq(sg_graph_add_output(g, val(g, "y")), SG_OK);
+    ck_verify(m);
+    sg_value *drop[5] = {v[1], NULL, v[3], v[5], v[3]}; /* repeats and NULL are fine */
+    sg_graph_unlist_values(g, drop, 5, SG_VALUE_INFO | SG_VALUE_INITIALIZER | SG_VALUE_INPUT);
+    const char *want_inits[3] = {"a", "c", "e"};
+    ck_assert_uint_eq(g->n_inits, 3);
+    ck_assert_uint_eq(g->n_value_info, 3);
+    ck_assert_uint_eq(g->n_inputs, 1);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_str_eq(g->inits[i]->name, want_inits[i]);
+        ck_assert_str_eq(g->value_info[i]->name, want_inits[i]);
+    }
+    ck_assert_str_eq(g->inputs[0]->name, "e");
+    for (int i = 0; i < 6; i++) {
+        bool gone = i == 1 || i == 3 || i == 5;
+        ck_assert_msg(gone == (v[i]->init == NULL), "%s init", names[i]);
+        ck_assert_msg(gone == !(v[i]->flags & (SG_VALUE_INFO | SG_VALUE_INITIALIZER)), "%s flags",
+                      names[i]);
+        if (gone)
+            ck_assert_uint_eq(v[i]->flags, 0);
+    }
+    ck_verify(m);
+    /* Only value_info of a: inits and inputs stay. */
+    sg_graph_unlist_values(g, &v[0], 1, SG_VALUE_INFO);
+    ck_assert_ptr_nonnull(v[0]->init);
+    ck_assert_uint_eq(g->n_value_info, 2);
+    for (int i = 1; i < 6; i += 2)
+        ck_assert_int_eq(sg_value_remove(v[i]), SG_OK);
+    ck_verify(m);
+    sg_model_free(m);
+}
+END_TEST
+
 START_TEST(test_insert_after_and_before)
 {
     sg_model *m = chain_model();
@@ -586,6 +640,7 @@ Suite *suite_graph(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_build_and_edit);
     tcase_add_test(tc, test_insert_after_and_before);
+    tcase_add_test(tc, test_unlist_values);
     tcase_add_test(tc, test_captures);
     tcase_add_test(tc, test_verifier_catches);
     tcase_add_test(tc, test_toposort_shuffled);

@@ -62,8 +62,10 @@ static const struct spec_case {
     const char *msg;
 } spec_cases[] = {
     {"nope", SG_ENOTFOUND, "unknown pass 'nope'"},
-    {"fold-bn", SG_EUNSUPPORTED, "pass 'fold-bn' is pending (needs the reference runtime)"},
-    {"fold-constants:x=1", SG_EUNSUPPORTED, "pending"},
+    {"fold-constants:x=1", SG_EINVAL, "pass 'fold-constants' has no option 'x'"},
+    {"fold-constants:max_bytes=-1", SG_ERANGE, "-1 is out of range"},
+    {"fold-constants:max_bytes=0,keep_size=false,skip_ops=Shape,eliminate=false", SG_OK, NULL},
+    {"fold-bn:ops=Conv,Gemm", SG_OK, NULL},
     {"insert-clip:foo=1", SG_EINVAL, "pass 'insert-clip' has no option 'foo'"},
     {"insert-clip:min=abc", SG_EPARSE, "option 'min' (number) expects a number, got 'abc'"},
     {"insert-clip:position=middle", SG_EPARSE, "expects one of before|after, got 'middle'"},
@@ -140,10 +142,8 @@ static const struct yaml_case {
     {"pases: []\n", SG_EPARSE, "t.yaml:1:1: unknown key 'pases'", 0},
     {"passes: [\n", SG_EPARSE, "t.yaml:2:1: did not find expected node content", 0},
     {"verify: maybe\npasses: []\n", SG_EPARSE, "t.yaml:1:9: 'verify' expects true or false", 0},
-    {"passes:\n  - fold-constants\n", SG_EUNSUPPORTED,
-     "t.yaml:2:5: pass 'fold-constants' is "
-     "pending",
-     0},
+    {"passes:\n  - fold-constants:\n      max_bytes: lots\n", SG_EPARSE,
+     "t.yaml:3:18: fold-constants: option 'max_bytes' (int) expects an integer, got 'lots'", 0},
     {"passes:\n  - remove-identity\n  - a: 1\n    b: 2\n", SG_EPARSE,
      "t.yaml:3:5: a pass is written NAME or NAME: {options}", 0},
     {"", SG_EPARSE, "t.yaml:1:1: empty pipeline", 0},
@@ -202,19 +202,14 @@ START_TEST(test_registry)
 {
     size_t n;
     const struct sg_pass *const *all = sg_pass_list(&n);
-    size_t pending = 0;
     for (size_t i = 0; i < n; i++) {
         ck_assert_ptr_eq(sg_pass_find(all[i]->name), all[i]);
-        if (all[i]->pending) {
-            pending++;
-            ck_assert_ptr_null(all[i]->run);
-        } else {
-            ck_assert_ptr_nonnull(all[i]->run);
-        }
+        ck_assert_ptr_nonnull(all[i]->run);
         for (size_t k = 0; k < all[i]->n_options; k++)
             ck_assert_ptr_nonnull(all[i]->options[k].help);
     }
-    ck_assert_uint_eq(pending, 2);
+    ck_assert_ptr_nonnull(sg_pass_find("fold-constants"));
+    ck_assert_ptr_nonnull(sg_pass_find("fold-bn"));
     ck_assert_uint_eq(n, 13);
 }
 END_TEST
@@ -222,15 +217,23 @@ END_TEST
 /* A pass that finds nothing reports 0 changes and succeeds. */
 START_TEST(test_zero_changes)
 {
-    const char *specs[] = {"insert-clip",           "cast-around",  "remove-identity",
-                           "merge-casts",           "toposort",     "eliminate-dead",
-                           "to-fp16:keep_ops=Relu", "unique-names", NULL};
+    const char *specs[] = {"insert-clip",
+                           "cast-around",
+                           "remove-identity",
+                           "merge-casts",
+                           "toposort",
+                           "eliminate-dead",
+                           "to-fp16:keep_ops=Relu",
+                           "unique-names",
+                           "fold-constants",
+                           "fold-bn",
+                           NULL};
     struct sg_pipeline *p = pipeline(specs);
     sg_model *m = load("no_exp.onnx");
     struct sg_run_report rep = {0};
     struct sg_diag d = {0};
     ck_assert_ok(sg_pipeline_run(p, m, &rep, &d), &d);
-    ck_assert_uint_eq(rep.n, 8);
+    ck_assert_uint_eq(rep.n, 10);
     ck_assert_uint_eq(rep.changes, 0);
     for (size_t i = 0; i < rep.n; i++)
         ck_assert_uint_eq(rep.passes[i].changes, 0);
@@ -258,6 +261,10 @@ static const struct idem_case {
     {"shaped.onnx", "set-input-shape:shapes=x:4,4,16;mask:4,4,16"},
     {"exp_overflow.onnx", "to-fp16"},
     {"dead.onnx", "eliminate-dead:inputs=true"},
+    {"fold_consts.onnx", "fold-constants:shapes=true"},
+    {"fold_if.onnx", "fold-constants"},
+    {"fold_bn.onnx", "fold-bn"},
+    {"fold_bn_if.onnx", "fold-bn"},
 };
 
 START_TEST(test_idempotent)
@@ -327,6 +334,10 @@ static const struct alloc_case {
     {"if_exp.onnx", {"insert-clip:position=after", "remove-identity", "unique-names", NULL}},
     {"rebatch.onnx", {"set-batch:batch=8", "toposort", "rename:prefix=p_,target=all", NULL}},
     {"expand_bool.onnx", {"cast-around", "set-input-shape:shapes=x:1,4", NULL}},
+    {"fold_consts.onnx", {"fold-constants:shapes=true", NULL}},
+    {"fold_if.onnx", {"fold-constants", NULL}},
+    {"fold_bn.onnx", {"fold-bn", NULL}},
+    {"fold_bn_if.onnx", {"fold-bn", NULL}},
 };
 
 START_TEST(test_alloc_failure)

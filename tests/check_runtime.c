@@ -440,6 +440,137 @@ START_TEST(test_random_deterministic)
 }
 END_TEST
 
+/* ------------------------------------------------------- one node */
+
+struct lookup_ctx {
+    const sg_value *keys[4];
+    sg_rt_value *vals[4];
+    int n, asked;
+};
+
+static sg_rt_value *lookup_value(const sg_value *v, void *arg)
+{
+    struct lookup_ctx *c = arg;
+    c->asked++;
+    for (int i = 0; i < c->n; i++)
+        if (c->keys[i] == v)
+            return c->vals[i];
+    return NULL;
+}
+
+/* sg_rt_run_node: a node alone, its inputs and the outer value its
+ * subgraph reads all from the lookup; a value the lookup lacks is named. */
+START_TEST(test_run_node)
+{
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t dims[1] = {3};
+    sg_value *x = graph_input(m, "x", SG_DTYPE_FLOAT, dims, 1);
+    float cdata[3] = {1.5f, -2.0f, 4.0f};
+    sg_tensor *ct = sg_tensor_create(m, "c", SG_DTYPE_FLOAT, dims, 1);
+    sg_value *c = NULL;
+    ck_assert_ok(
+        sg_graph_add_value(m->graph, "c", sg_type_tensor(m, SG_DTYPE_FLOAT, dims, 1), &c, &d), &d);
+    ck_assert_ok(sg_tensor_set_raw(m, ct, sg_arena_memdup(m->arena, cdata, sizeof cdata),
+                                   sizeof cdata, NULL),
+                 &d);
+    ck_assert_ok(sg_value_set_initializer(c, ct), &d);
+    sg_value *add_in[2] = {x, c};
+    sg_value *y = node1(m, "Add", NULL, "add", add_in, 2, "y");
+    sg_value *cond = graph_input(m, "cond", SG_DTYPE_BOOL, NULL, 0);
+    sg_value *k = node1(m, "If", NULL, "if", &cond, 1, "k");
+    const char *branch[2] = {"then_branch", "else_branch"}, *op[2] = {"Neg", "Abs"};
+    for (int b = 0; b < 2; b++) {
+        sg_graph *sub = sg_node_set_attr_graph(k->producer, branch[b]);
+        ck_assert_ptr_nonnull(sub);
+        sg_value *cap = sg_graph_resolve(sub, "c", &d);
+        ck_assert_ptr_nonnull(cap);
+        sg_node *n = sg_node_create(sub, op[b], NULL, op[b], &d);
+        sg_value *o = NULL;
+        ck_assert_ok(sg_graph_add_value(sub, b ? "o_else" : "o_then", NULL, &o, &d), &d);
+        ck_assert_ok(sg_node_set_input(n, 0, cap), &d);
+        ck_assert_ok(sg_node_set_output(n, 0, o), &d);
+        ck_assert_ok(sg_graph_add_output(sub, o), &d);
+    }
+    ck_assert_ok(sg_graph_add_output(m->graph, y), &d);
+    ck_assert_ok(sg_graph_add_output(m->graph, k), &d);
+    ck_verify(m);
+
+    struct lookup_ctx lc = {{x, c, cond}, {NULL}, 3, 0};
+    lc.vals[0] = tensor_f32(dims, 1, 10, 1);
+    ck_assert_ok(sg_rt_value_from_tensor(m, ct, &lc.vals[1], &d), &d);
+    ck_assert_ok(sg_rt_tensor_create(SG_DTYPE_BOOL, NULL, 0, &lc.vals[2], &d), &d);
+    ((uint8_t *)lc.vals[2]->data)[0] = 1;
+    sg_rt_value *out[1] = {NULL};
+    ck_assert_ok(sg_rt_run_node(m, y->producer, NULL, lookup_value, &lc, out, &d), &d);
+    ck_assert_int_eq(lc.asked, 2);
+    for (int i = 0; i < 3; i++)
+        assert_close("add", i, ((float *)out[0]->data)[i], 10.0 + i + cdata[i]);
+    sg_rt_value_unref(out[0]);
+
+    /* The If reads c through its branches: asked for cond and c. */
+    lc.asked = 0;
+    ck_assert_ok(sg_rt_run_node(m, k->producer, NULL, lookup_value, &lc, out, &d), &d);
+    ck_assert_int_eq(lc.asked, 2);
+    for (int i = 0; i < 3; i++)
+        assert_close("if", i, ((float *)out[0]->data)[i], -cdata[i]);
+    sg_rt_value_unref(out[0]);
+
+    /* Without c: SG_EUNDEF naming it, and no outputs. */
+    lc.n = 1;
+    lc.keys[0] = cond;
+    sg_rt_value *keep = lc.vals[0];
+    lc.vals[0] = lc.vals[2];
+    sg_status st = sg_rt_run_node(m, k->producer, NULL, lookup_value, &lc, out, &d);
+    ck_assert_int_eq(st, SG_EUNDEF);
+    ck_assert_msg(strstr(d.msg, "no value for 'c'"), "message: %s", d.msg);
+    ck_assert_ptr_null(out[0]);
+    lc.vals[0] = keep;
+    for (int i = 0; i < 3; i++)
+        sg_rt_value_unref(lc.vals[i]);
+    sg_model_free(m);
+}
+END_TEST
+
+/* opts.max_tensor_bytes stops an expansion before it is allocated. */
+START_TEST(test_max_tensor_bytes)
+{
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t two = 2;
+    sg_value *shape = graph_input(m, "shape", SG_DTYPE_INT64, &two, 1);
+    sg_value *y = node1(m, "ConstantOfShape", NULL, "cos", &shape, 1, "y");
+    ck_assert_ok(sg_graph_add_output(m->graph, y), &d);
+    struct sg_rt_opts opts = {0};
+    opts.max_tensor_bytes = 1 << 20;
+    int64_t big[2] = {1 << 20, 1 << 20}, small[2] = {256, 1024};
+    for (int k = 0; k < 2; k++) {
+        sg_rt *rt;
+        ck_assert_ok(sg_rt_create(m, &opts, &rt, &d), &d);
+        sg_rt_value *s;
+        ck_assert_ok(sg_rt_tensor_create(SG_DTYPE_INT64, &two, 1, &s, &d), &d);
+        memcpy(s->data, k ? small : big, sizeof big);
+        ck_assert_ok(sg_rt_set_input(rt, "shape", s, &d), &d);
+        sg_rt_value_unref(s);
+        sg_diag_clear(&d);
+        sg_status st = sg_rt_run(rt, &d);
+        if (k == 0) {
+            /* 4 TiB asked: refused, not attempted. */
+            ck_assert_int_eq(st, SG_ETOOBIG);
+            ck_assert_msg(strstr(d.msg, "float32[1048576,1048576] is over the limit of 1048576"),
+                          "message: %s", d.msg);
+        } else {
+            ck_assert_ok(st, &d); /* exactly 1 MiB is allowed */
+            ck_assert_int_eq(sg_rt_output(rt, 0)->numel, 256 * 1024);
+        }
+        sg_rt_free(rt);
+    }
+    sg_model_free(m);
+}
+END_TEST
+
 /* ------------------------------------------------- allocation failures */
 
 START_TEST(test_alloc_failures)
@@ -622,11 +753,36 @@ static void free_cases(void)
     cases_dir = NULL;
 }
 
+/* No op version is registered twice for the same dtype: the lookup would
+ * silently take whichever family comes first. */
+START_TEST(test_no_duplicate_kernels)
+{
+    for (size_t a = 0; a < sg_kernel_n_families; a++) {
+        const struct sg_kernel_family *fa = sg_kernel_families[a];
+        for (size_t i = 0; i < fa->count; i++) {
+            const struct sg_kernel *x = &fa->kernels[i];
+            for (size_t b = a; b < sg_kernel_n_families; b++) {
+                const struct sg_kernel_family *fb = sg_kernel_families[b];
+                for (size_t j = b == a ? i + 1 : 0; j < fb->count; j++) {
+                    const struct sg_kernel *y = &fb->kernels[j];
+                    bool same = strcmp(x->domain, y->domain) == 0 &&
+                                strcmp(x->op_type, y->op_type) == 0 &&
+                                x->since_version == y->since_version && (x->types & y->types);
+                    ck_assert_msg(!same, "%s v%d is registered in family '%s' and in '%s'",
+                                  x->op_type, x->since_version, fa->name, fb->name);
+                }
+            }
+        }
+    }
+}
+END_TEST
+
 Suite *suite_runtime(void)
 {
     Suite *s = suite_create("runtime");
     TCase *tc = tcase_create("executor");
     tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_no_duplicate_kernels);
     tcase_add_test(tc, test_broadcast_add);
     tcase_add_test(tc, test_broadcast_mismatch_names_node);
     tcase_add_test(tc, test_toposort_shuffled);
@@ -635,6 +791,8 @@ Suite *suite_runtime(void)
     tcase_add_test(tc, test_input_checks);
     tcase_add_test(tc, test_numerics_modes);
     tcase_add_test(tc, test_random_deterministic);
+    tcase_add_test(tc, test_run_node);
+    tcase_add_test(tc, test_max_tensor_bytes);
     tcase_add_test(tc, test_alloc_failures);
     tcase_add_test(tc, test_dump_all);
     suite_add_tcase(s, tc);

@@ -17,15 +17,17 @@ check() { # check NAME CONDITION...
     if "$@"; then passed=$((passed + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
 }
 has() { grep -q -- "$2" "$1"; }
+not_has() { ! grep -q -- "$2" "$1"; }
 
-# passes: every pass listed, pending ones marked
+# passes: every pass listed, none pending
 "$S" passes > "$T/passes.txt"
 check "passes exit 0" test $? -eq 0
 for p in insert-clip cast-around set-input-shape set-batch remove-identity eliminate-dead \
-         merge-casts unique-names toposort rename to-fp16; do
+         merge-casts unique-names toposort rename to-fp16 fold-constants fold-bn; do
     check "passes lists $p" has "$T/passes.txt" "^$p "
 done
-check "fold-constants pending" has "$T/passes.txt" "pending (needs the reference runtime)"
+check "nothing pending" not_has "$T/passes.txt" "pending"
+check "fold-constants options" has "$T/passes.txt" "max_bytes"
 "$S" passes nope > /dev/null 2>&1
 check "passes unknown -> 2" test $? -eq 2
 
@@ -97,9 +99,16 @@ printf 'passes:\n  - insert-clip:\n      min: lots\n' > "$T/bad.yaml"
 "$S" optimize "$T/in/a.onnx" -o "$T/x.onnx" -c "$T/bad.yaml" 2> "$T/bad.err"
 check "bad yaml -> 2" test $? -eq 2
 check "bad yaml line:column" has "$T/bad.err" "bad.yaml:3:12: insert-clip: option 'min'"
-"$S" optimize "$T/in/a.onnx" -o "$T/x.onnx" --pass fold-bn 2> "$T/pending.err"
-check "pending pass -> 2" test $? -eq 2
-check "pending pass message" has "$T/pending.err" "pending (needs the reference runtime)"
+# the runtime passes end to end
+"$S" optimize "$MODELS/fold_consts.onnx" -o "$T/folded.onnx" --pass fold-constants:shapes=true \
+    --pass fold-bn -v > "$T/fold.txt"
+check "fold exit 0" test $? -eq 0
+check "fold report" has "$T/fold.txt" "folded: 6 (Gather_1 (Gather)"
+check "fold not folded reason" has "$T/fold.txt" "not folded: random: 1 (Rand_13"
+check "fold written" test -s "$T/folded.onnx"
+"$S" optimize "$MODELS/fold_bn.onnx" -o "$T/bn.onnx" --pass fold-bn > "$T/bn.txt"
+check "fold-bn exit 0" test $? -eq 0
+check "fold-bn count" has "$T/bn.txt" "fold_bn.onnx  *ok  *37"
 "$S" optimize "$T/in/a.onnx" -o "$T/x.onnx" 2> /dev/null
 check "no passes -> 2" test $? -eq 2
 check "nothing half-written" test ! -e "$T/x.onnx"

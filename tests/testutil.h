@@ -12,13 +12,16 @@
 
 Suite *suite_graph(void);
 Suite *suite_io(void);
+Suite *suite_kernels_seq(void);
 Suite *suite_tensorfile(void);
 Suite *suite_passes(void);
+Suite *suite_pass_numerics(void);
 Suite *suite_json(void);
 Suite *suite_fusion(void);
 Suite *suite_atc(void);
 Suite *suite_compare(void);
 Suite *suite_runtime(void);
+Suite *suite_kernels_nn(void);
 Suite *suite_mock(void);
 
 /* Assert a status is SG_OK, printing the diagnostic when it is not. */

@@ -1,337 +1,145 @@
 /*
- * detection.c - ops of detection and sampling networks: NonMaxSuppression,
- * RoiAlign (avg and max, half_pixel and output_half_pixel) and GridSample
- * (bilinear, nearest, bicubic; zeros, border, reflection padding;
- * align_corners). Computed in float64, following ONNX Runtime's rules
- * where the specification leaves room (ties, max pooling of samples).
+ * detection.c - NonMaxSuppression (opsets 10 and 11).
+ *
+ * Per batch and class, the boxes scoring above score_threshold (when
+ * given) are taken by descending score (ties: lower box index first) and a
+ * box is kept unless its IOU with a box kept before exceeds iou_threshold,
+ * until max_output_boxes_per_class are kept - the rules ONNX Runtime
+ * follows. Boxes are corners in any order (center_point_box 0) or
+ * centre, width, height (1); a box of zero area overlaps nothing.
  */
 #include "rt_impl.h"
 
-#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ NMS */
-
-struct box {
-    double y1, x1, y2, x2;
+struct cand {
+    float score;
+    int64_t index;
 };
 
-static struct box get_box(const sg_rt_value *B, int64_t i, bool center)
+static int cand_cmp(const void *a, const void *b)
 {
-    double a = sg_rt_get_f64(B, i * 4), b = sg_rt_get_f64(B, i * 4 + 1);
-    double c = sg_rt_get_f64(B, i * 4 + 2), d = sg_rt_get_f64(B, i * 4 + 3);
-    struct box r;
-    if (center) { /* [x_center, y_center, width, height] */
-        r.x1 = a - c / 2, r.x2 = a + c / 2, r.y1 = b - d / 2, r.y2 = b + d / 2;
-    } else { /* [y1, x1, y2, x2], corners in any order */
-        r.y1 = fmin(a, c), r.y2 = fmax(a, c), r.x1 = fmin(b, d), r.x2 = fmax(b, d);
-    }
-    return r;
+    const struct cand *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static double iou(const struct box *p, const struct box *q)
+/* Box i as y1 <= y2, x1 <= x2. */
+static void corners(const float *b, bool center, float *c)
 {
-    double ap = (p->y2 - p->y1) * (p->x2 - p->x1), aq = (q->y2 - q->y1) * (q->x2 - q->x1);
-    if (ap <= 0 || aq <= 0)
-        return 0;
-    double h = fmin(p->y2, q->y2) - fmax(p->y1, q->y1), w = fmin(p->x2, q->x2) - fmax(p->x1, q->x1);
-    if (h <= 0 || w <= 0)
-        return 0;
-    double inter = h * w;
-    return inter / (ap + aq - inter);
+    if (center) {
+        c[0] = b[1] - b[3] / 2;
+        c[2] = b[1] + b[3] / 2;
+        c[1] = b[0] - b[2] / 2;
+        c[3] = b[0] + b[2] / 2;
+        return;
+    }
+    c[0] = b[0] < b[2] ? b[0] : b[2];
+    c[2] = b[0] < b[2] ? b[2] : b[0];
+    c[1] = b[1] < b[3] ? b[1] : b[3];
+    c[3] = b[1] < b[3] ? b[3] : b[1];
+}
+
+static bool overlaps(const float *a, const float *b, float threshold)
+{
+    float area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
+    if (area_a <= 0 || area_b <= 0)
+        return false;
+    float y1 = a[0] > b[0] ? a[0] : b[0], x1 = a[1] > b[1] ? a[1] : b[1];
+    float y2 = a[2] < b[2] ? a[2] : b[2], x2 = a[3] < b[3] ? a[3] : b[3];
+    if (y2 <= y1 || x2 <= x1)
+        return false;
+    float inter = (y2 - y1) * (x2 - x1), uni = area_a + area_b - inter;
+    return uni > 0 && inter / uni > threshold;
+}
+
+/* An optional scalar input as double, or dflt. */
+static sg_status scalar(struct sg_kctx *k, uint32_t i, const char *name, double dflt, double *out,
+                        bool *given)
+{
+    const sg_rt_value *v = sg_kin(k, i);
+    *out = dflt;
+    if (given)
+        *given = v != NULL;
+    if (!v)
+        return SG_OK;
+    if (v->numel != 1)
+        return sg_kfail(k, SG_ESHAPE, "%s must hold one value, got %s", name, sg_kshape(k, v));
+    *out = sg_rt_get_f64(v, 0);
+    return SG_OK;
 }
 
 static sg_status run_nms(struct sg_kctx *k)
 {
-    const sg_rt_value *Bx = sg_kin(k, 0), *Sc = sg_kin(k, 1), *MO = sg_kin(k, 2);
-    const sg_rt_value *IT = sg_kin(k, 3), *ST = sg_kin(k, 4);
-    if (Bx->rank != 3 || Bx->dims[2] != 4 || Sc->rank != 3 || Sc->dims[0] != Bx->dims[0] ||
-        Sc->dims[2] != Bx->dims[1])
-        return sg_kfail(k, SG_ESHAPE, "boxes %s and scores %s do not fit", sg_kshape(k, Bx),
-                        sg_kshape(k, Sc));
-    int64_t nb = Bx->dims[0], nbox = Bx->dims[1], ncls = Sc->dims[1];
-    int64_t max_out = MO && MO->numel ? sg_rt_get_i64(MO, 0) : 0;
-    double iou_t = IT && IT->numel ? sg_rt_get_f64(IT, 0) : 0;
-    bool has_st = ST && ST->numel;
-    double score_t = has_st ? sg_rt_get_f64(ST, 0) : 0;
-    bool center = sg_kattr_int(k, "center_point_box", 0) != 0;
-    int64_t *order = sg_kscratch(k, (size_t)(nbox + 1) * sizeof *order);
-    int64_t *sel = sg_kscratch(k, (size_t)(nb * ncls * nbox + 1) * 3 * sizeof *sel);
-    int64_t *picked = sg_kscratch(k, (size_t)(nbox + 1) * sizeof *picked);
-    if (!order || !sel || !picked)
+    const sg_rt_value *B = sg_kin(k, 0), *S = sg_kin(k, 1);
+    if (B->rank != 3 || B->dims[2] != 4 || S->rank != 3 || S->dims[0] != B->dims[0] ||
+        S->dims[2] != B->dims[1])
+        return sg_kfail(k, SG_ESHAPE,
+                        "boxes must be [batches, boxes, 4] and scores [batches, classes, boxes], "
+                        "got %s and %s",
+                        sg_kshape(k, B), sg_kshape(k, S));
+    if (B->dtype != SG_DTYPE_FLOAT || S->dtype != SG_DTYPE_FLOAT)
+        return sg_kfail(k, SG_ETYPE, "boxes and scores must be float32, got %s and %s",
+                        sg_kshape(k, B), sg_kshape(k, S));
+    double maxd, iou, sth;
+    bool has_sth;
+    sg_status st;
+    if ((st = scalar(k, 2, "max_output_boxes_per_class", 0, &maxd, NULL)) ||
+        (st = scalar(k, 3, "iou_threshold", 0, &iou, NULL)) ||
+        (st = scalar(k, 4, "score_threshold", 0, &sth, &has_sth)))
+        return st;
+    int64_t cpb = sg_kattr_int(k, "center_point_box", 0);
+    if (cpb != 0 && cpb != 1)
+        return sg_kfail(k, SG_EINVAL, "center_point_box must be 0 or 1, got %lld", (long long)cpb);
+    int64_t nb = B->dims[0], nbox = B->dims[1], ncls = S->dims[1];
+    int64_t maxk = maxd > (double)nbox ? nbox : (int64_t)maxd;
+    if (maxk < 0)
+        maxk = 0;
+    struct cand *c = sg_kscratch(k, (size_t)(nbox + 1) * sizeof *c);
+    float *box = sg_kscratch(k, (size_t)(nbox * 4 + 1) * sizeof *box);
+    int64_t *kept = sg_kscratch(k, (size_t)(maxk + 1) * sizeof *kept);
+    int64_t *sel = sg_kscratch(k, (size_t)(nb * ncls * maxk * 3 + 1) * sizeof *sel);
+    if (!c || !box || !kept || !sel)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
-    int64_t n_sel = 0;
-    for (int64_t b = 0; b < nb && max_out > 0; b++)
-        for (int64_t c = 0; c < ncls; c++) {
-            const int64_t base = (b * ncls + c) * nbox;
-            int64_t n = 0;
+    int64_t nsel = 0;
+    const float *bd = B->data, *sd = S->data;
+    for (int64_t b = 0; b < nb && maxk > 0; b++) {
+        for (int64_t i = 0; i < nbox; i++)
+            corners(bd + (b * nbox + i) * 4, cpb == 1, box + i * 4);
+        for (int64_t cl = 0; cl < ncls; cl++) {
+            const float *sc = sd + (b * ncls + cl) * nbox;
+            int64_t n = 0, nk = 0;
             for (int64_t i = 0; i < nbox; i++)
-                if (!has_st || sg_rt_get_f64(Sc, base + i) > score_t)
-                    order[n++] = i;
-            /* Insertion sort: score descending, index ascending on ties. */
-            for (int64_t i = 1; i < n; i++)
-                for (int64_t j = i; j > 0; j--) {
-                    double a = sg_rt_get_f64(Sc, base + order[j - 1]);
-                    double v = sg_rt_get_f64(Sc, base + order[j]);
-                    if (v <= a)
-                        break;
-                    int64_t t = order[j];
-                    order[j] = order[j - 1];
-                    order[j - 1] = t;
-                }
-            int64_t np = 0;
-            for (int64_t i = 0; i < n && np < max_out; i++) {
-                struct box q = get_box(Bx, b * nbox + order[i], center);
-                bool keep = true;
-                for (int64_t j = 0; j < np && keep; j++) {
-                    struct box p = get_box(Bx, b * nbox + picked[j], center);
-                    keep = !(iou(&p, &q) > iou_t);
-                }
-                if (!keep)
+                if (!has_sth || sc[i] > (float)sth)
+                    c[n++] = (struct cand){sc[i], i};
+            qsort(c, (size_t)n, sizeof *c, cand_cmp);
+            for (int64_t i = 0; i < n && nk < maxk; i++) {
+                bool drop = false;
+                for (int64_t j = 0; j < nk && !drop; j++)
+                    drop = overlaps(box + c[i].index * 4, box + kept[j] * 4, (float)iou);
+                if (drop)
                     continue;
-                picked[np++] = order[i];
-                sel[n_sel * 3] = b;
-                sel[n_sel * 3 + 1] = c;
-                sel[n_sel * 3 + 2] = order[i];
-                n_sel++;
+                kept[nk++] = c[i].index;
+                sel[nsel * 3] = b;
+                sel[nsel * 3 + 1] = cl;
+                sel[nsel * 3 + 2] = c[i].index;
+                nsel++;
             }
         }
-    int64_t dims[2] = {n_sel, 3};
+    }
+    int64_t od[2] = {nsel, 3};
     sg_rt_value *Y;
-    sg_status st = sg_kout(k, 0, SG_DTYPE_INT64, dims, 2, &Y);
-    if (!st && n_sel)
-        memcpy(Y->data, sel, (size_t)(n_sel * 3) * sizeof *sel);
-    return st;
-}
-
-/* --------------------------------------------------------- RoiAlign */
-
-static sg_status run_roialign(struct sg_kctx *k)
-{
-    const sg_rt_value *X = sg_kin(k, 0), *R = sg_kin(k, 1), *BI = sg_kin(k, 2);
-    if (X->rank != 4 || R->rank != 2 || R->dims[1] != 4 || BI->numel != R->dims[0])
-        return sg_kfail(k, SG_ESHAPE, "X %s, rois %s and batch_indices %s do not fit",
-                        sg_kshape(k, X), sg_kshape(k, R), sg_kshape(k, BI));
-    int64_t C = X->dims[1], H = X->dims[2], W = X->dims[3], nr = R->dims[0];
-    int64_t oh = sg_kattr_int(k, "output_height", 1), ow = sg_kattr_int(k, "output_width", 1);
-    int64_t ratio = sg_kattr_int(k, "sampling_ratio", 0);
-    double scale = sg_kattr_float(k, "spatial_scale", 1.0f);
-    bool maxm = strcmp(sg_kattr_string(k, "mode", "avg"), "max") == 0;
-    const char *ctm = sg_kattr_string(k, "coordinate_transformation_mode",
-                                      k->opset >= 16 ? "half_pixel" : "output_half_pixel");
-    bool half = strcmp(ctm, "half_pixel") == 0;
-    int64_t od[4] = {nr, C, oh, ow};
-    sg_rt_value *Y;
-    sg_status st = sg_kout(k, 0, X->dtype, od, 4, &Y);
-    if (st)
+    if ((st = sg_kout(k, 0, SG_DTYPE_INT64, od, 2, &Y)))
         return st;
-    for (int64_t n = 0; n < nr; n++) {
-        int64_t b = sg_rt_get_i64(BI, n);
-        if (b < 0 || b >= X->dims[0])
-            return sg_kfail(k, SG_ERANGE, "batch index %lld is out of range", (long long)b);
-        double off = half ? 0.5 : 0;
-        double sw = sg_rt_get_f64(R, n * 4) * scale - off,
-               sh = sg_rt_get_f64(R, n * 4 + 1) * scale - off;
-        double ew = sg_rt_get_f64(R, n * 4 + 2) * scale - off;
-        double eh = sg_rt_get_f64(R, n * 4 + 3) * scale - off;
-        double rw = ew - sw, rh = eh - sh;
-        if (!half) {
-            rw = fmax(rw, 1.0);
-            rh = fmax(rh, 1.0);
-        }
-        double bh = rh / (double)oh, bw = rw / (double)ow;
-        int64_t gh = ratio > 0 ? ratio : (int64_t)ceil(rh / (double)oh);
-        int64_t gw = ratio > 0 ? ratio : (int64_t)ceil(rw / (double)ow);
-        double count = (double)(gh * gw > 0 ? gh * gw : 1);
-        for (int64_t c = 0; c < C; c++) {
-            int64_t plane = (b * C + c) * H * W;
-            for (int64_t ph = 0; ph < oh; ph++)
-                for (int64_t pw = 0; pw < ow; pw++) {
-                    double acc = 0;
-                    bool first = true;
-                    for (int64_t iy = 0; iy < gh; iy++)
-                        for (int64_t ix = 0; ix < gw; ix++) {
-                            double y = sh + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
-                            double x = sw + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
-                            double v = 0, vmax = 0;
-                            if (!(y < -1.0 || y > (double)H || x < -1.0 || x > (double)W)) {
-                                y = y <= 0 ? 0 : y;
-                                x = x <= 0 ? 0 : x;
-                                int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1, x1;
-                                if (y0 >= H - 1) {
-                                    y1 = y0 = H - 1;
-                                    y = (double)y0;
-                                } else {
-                                    y1 = y0 + 1;
-                                }
-                                if (x0 >= W - 1) {
-                                    x1 = x0 = W - 1;
-                                    x = (double)x0;
-                                } else {
-                                    x1 = x0 + 1;
-                                }
-                                double ly = y - (double)y0, lx = x - (double)x0;
-                                double hy = 1 - ly, hx = 1 - lx;
-                                double w1 = hy * hx, w2 = hy * lx, w3 = ly * hx, w4 = ly * lx;
-                                double p1 = sg_rt_get_f64(X, plane + y0 * W + x0);
-                                double p2 = sg_rt_get_f64(X, plane + y0 * W + x1);
-                                double p3 = sg_rt_get_f64(X, plane + y1 * W + x0);
-                                double p4 = sg_rt_get_f64(X, plane + y1 * W + x1);
-                                v = w1 * p1 + w2 * p2 + w3 * p3 + w4 * p4;
-                                vmax = fmax(fmax(w1 * p1, w2 * p2), fmax(w3 * p3, w4 * p4));
-                            }
-                            if (maxm) {
-                                acc = first ? vmax : fmax(acc, vmax);
-                                first = false;
-                            } else {
-                                acc += v;
-                            }
-                        }
-                    sg_rt_set_f64(Y, ((n * C + c) * oh + ph) * ow + pw, maxm ? acc : acc / count);
-                }
-        }
-    }
-    return SG_OK;
-}
-
-/* ------------------------------------------------------- GridSample */
-
-enum pad { PAD_ZEROS, PAD_BORDER, PAD_REFLECTION };
-
-static double reflect(double x, double lo, double hi)
-{
-    double range = hi - lo;
-    if (range <= 0)
-        return lo;
-    if (x < lo) {
-        double dx = lo - x;
-        int64_t n = (int64_t)(dx / range);
-        double r = dx - (double)n * range;
-        return n % 2 == 0 ? lo + r : hi - r;
-    }
-    if (x > hi) {
-        double dx = x - hi;
-        int64_t n = (int64_t)(dx / range);
-        double r = dx - (double)n * range;
-        return n % 2 == 0 ? hi - r : lo + r;
-    }
-    return x;
-}
-
-struct plane {
-    const sg_rt_value *X;
-    int64_t base, H, W;
-    enum pad pad;
-    double bx0, by0, bx1, by1; /* reflection borders */
-};
-
-static double pixel(const struct plane *p, int64_t x, int64_t y)
-{
-    if (p->pad == PAD_ZEROS) {
-        if (x < 0 || x >= p->W || y < 0 || y >= p->H)
-            return 0;
-    } else if (p->pad == PAD_BORDER) {
-        x = x < 0 ? 0 : x >= p->W ? p->W - 1 : x;
-        y = y < 0 ? 0 : y >= p->H ? p->H - 1 : y;
-    } else {
-        x = (int64_t)reflect((double)x, p->bx0, p->bx1);
-        y = (int64_t)reflect((double)y, p->by0, p->by1);
-        x = x < 0 ? 0 : x >= p->W ? p->W - 1 : x;
-        y = y < 0 ? 0 : y >= p->H ? p->H - 1 : y;
-    }
-    return sg_rt_get_f64(p->X, p->base + y * p->W + x);
-}
-
-static void cubic(double t, double *c)
-{
-    const double A = -0.75;
-    c[0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
-    c[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
-    c[2] = ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1;
-    c[3] = ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A;
-}
-
-static sg_status run_grid_sample(struct sg_kctx *k)
-{
-    const sg_rt_value *X = sg_kin(k, 0), *G = sg_kin(k, 1);
-    if (X->rank != 4 || G->rank != 4 || G->dims[0] != X->dims[0] || G->dims[3] != 2)
-        return sg_kfail(k, SG_ESHAPE, "X %s and grid %s do not fit (4-d only)", sg_kshape(k, X),
-                        sg_kshape(k, G));
-    const char *mode = sg_kattr_string(k, "mode", "bilinear");
-    const char *pm = sg_kattr_string(k, "padding_mode", "zeros");
-    bool ac = sg_kattr_int(k, "align_corners", 0) != 0;
-    int m = strcmp(mode, "bilinear") == 0  ? 0
-            : strcmp(mode, "nearest") == 0 ? 1
-            : strcmp(mode, "bicubic") == 0 ? 2
-                                           : -1;
-    enum pad pad = strcmp(pm, "border") == 0       ? PAD_BORDER
-                   : strcmp(pm, "reflection") == 0 ? PAD_REFLECTION
-                                                   : PAD_ZEROS;
-    if (m < 0 || (pad == PAD_ZEROS && strcmp(pm, "zeros") != 0))
-        return sg_kfail(k, SG_EINVAL, "unknown mode '%s' or padding_mode '%s'", mode, pm);
-    int64_t N = X->dims[0], C = X->dims[1], H = X->dims[2], W = X->dims[3];
-    int64_t Ho = G->dims[1], Wo = G->dims[2];
-    int64_t od[4] = {N, C, Ho, Wo};
-    sg_rt_value *Y;
-    sg_status st = sg_kout(k, 0, X->dtype, od, 4, &Y);
-    if (st)
-        return st;
-    struct plane p = {X, 0, H, W, pad, 0, 0, 0, 0};
-    if (ac) {
-        p.bx1 = (double)(W - 1);
-        p.by1 = (double)(H - 1);
-    } else {
-        p.bx0 = p.by0 = -0.5;
-        p.bx1 = (double)W - 0.5;
-        p.by1 = (double)H - 0.5;
-    }
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t c = 0; c < C; c++) {
-            p.base = (n * C + c) * H * W;
-            for (int64_t i = 0; i < Ho; i++)
-                for (int64_t j = 0; j < Wo; j++) {
-                    int64_t gi = ((n * Ho + i) * Wo + j) * 2;
-                    double gx = sg_rt_get_f64(G, gi), gy = sg_rt_get_f64(G, gi + 1);
-                    double x = ac ? (gx + 1) / 2 * (double)(W - 1) : ((gx + 1) * (double)W - 1) / 2;
-                    double y = ac ? (gy + 1) / 2 * (double)(H - 1) : ((gy + 1) * (double)H - 1) / 2;
-                    if (pad == PAD_BORDER) {
-                        x = fmin(fmax(x, 0), (double)(W - 1));
-                        y = fmin(fmax(y, 0), (double)(H - 1));
-                    } else if (pad == PAD_REFLECTION) {
-                        x = reflect(x, p.bx0, p.bx1);
-                        y = reflect(y, p.by0, p.by1);
-                    }
-                    double v;
-                    if (m == 1) {
-                        v = pixel(&p, (int64_t)nearbyint(x), (int64_t)nearbyint(y));
-                    } else if (m == 0) {
-                        int64_t x1 = (int64_t)floor(x), y1 = (int64_t)floor(y);
-                        double dx = x - (double)x1, dy = y - (double)y1;
-                        v = (1 - dy) * ((1 - dx) * pixel(&p, x1, y1) + dx * pixel(&p, x1 + 1, y1)) +
-                            dy *
-                                ((1 - dx) * pixel(&p, x1, y1 + 1) + dx * pixel(&p, x1 + 1, y1 + 1));
-                    } else {
-                        int64_t x0 = (int64_t)floor(x) - 1, y0 = (int64_t)floor(y) - 1;
-                        double cx[4], cy[4];
-                        cubic(x - floor(x), cx);
-                        cubic(y - floor(y), cy);
-                        v = 0;
-                        for (int a = 0; a < 4; a++) {
-                            double row = 0;
-                            for (int b = 0; b < 4; b++)
-                                row += cx[b] * pixel(&p, x0 + b, y0 + a);
-                            v += cy[a] * row;
-                        }
-                    }
-                    sg_rt_set_f64(Y, ((n * C + c) * Ho + i) * Wo + j, v);
-                }
-        }
+    if (nsel)
+        memcpy(Y->data, sel, (size_t)(nsel * 3) * sizeof *sel);
     return SG_OK;
 }
 
 static const struct sg_kernel kernels[] = {
     {"", "NonMaxSuppression", 10, 0, SG_KT_F32, 0, run_nms},
-    {"", "RoiAlign", 10, 0, SG_KT_FLOATS, 0, run_roialign},
-    {"", "GridSample", 16, 0, SG_KT_FLOATS, 0, run_grid_sample},
+    {"", "NonMaxSuppression", 11, 0, SG_KT_F32, 0, run_nms},
 };
 SG_KERNEL_FAMILY(detection, kernels);

@@ -1,8 +1,7 @@
 /*
- * matmul.c - MatMul (numpy semantics, batch broadcasting), Gemm, and the
- * integer forms MatMulInteger and QLinearMatMul (exact: zero points are
- * subtracted and the product accumulated in float64), through
- * BLAS (cblas_sgemm / cblas_dgemm) for float32 and float64. float16 and
+ * matmul.c - MatMul (numpy semantics, batch broadcasting) and Gemm, through
+ * BLAS (cblas_sgemm / cblas_dgemm) for float32 and float64 (the integer
+ * forms MatMulInteger and QLinearMatMul are in quantize.c). float16 and
  * bfloat16 are widened to float32 (accumulation in float32); integer types
  * use a plain triple loop accumulating in int64.
  */
@@ -168,91 +167,6 @@ static sg_status run_matmul(struct sg_kctx *k)
     return matmul_core(k, sg_kin(k, 0), sg_kin(k, 1), 0, NULL);
 }
 
-/*
- * X - zero point as a float64 scratch tensor. The zero point is a scalar
- * or, for A, one per row (axis -2) and, for B, one per column (axis -1).
- */
-static const sg_rt_value *shifted(struct sg_kctx *k, const sg_rt_value *X, const sg_rt_value *Z,
-                                  bool rows)
-{
-    sg_rt_value *w = sg_kscratch(k, sizeof *w);
-    double *d = sg_kscratch(k, (size_t)(X->numel + 1) * sizeof *d);
-    if (!w || !d)
-        return NULL;
-    memcpy(w, X, sizeof *w);
-    w->dtype = SG_DTYPE_DOUBLE;
-    w->data = d;
-    int64_t cols = X->rank ? X->dims[X->rank - 1] : 1;
-    int64_t nrows = X->rank >= 2 ? X->dims[X->rank - 2] : 1;
-    for (int64_t i = 0; i < X->numel; i++) {
-        double z = 0;
-        if (Z && Z->numel == 1)
-            z = sg_rt_get_f64(Z, 0);
-        else if (Z)
-            z = sg_rt_get_f64(Z, rows ? (i / cols) % nrows : i % cols);
-        d[i] = sg_rt_get_f64(X, i) - z;
-    }
-    return w;
-}
-
-static sg_status check_zp(struct sg_kctx *k, const sg_rt_value *Z, const sg_rt_value *X, bool rows)
-{
-    if (!Z || Z->numel == 1)
-        return SG_OK;
-    int64_t want = X->rank >= 2 && rows ? X->dims[X->rank - 2] : X->dims[X->rank - 1];
-    if (Z->rank != 1 || Z->dims[0] != want || (rows && X->rank < 2))
-        return sg_kfail(k, SG_ESHAPE, "zero point %s does not fit %s", sg_kshape(k, Z),
-                        sg_kshape(k, X));
-    return SG_OK;
-}
-
-static sg_status run_matmul_integer(struct sg_kctx *k)
-{
-    const sg_rt_value *A = sg_kin(k, 0), *B = sg_kin(k, 1), *AZ = sg_kin(k, 2), *BZ = sg_kin(k, 3);
-    sg_status st;
-    if ((st = check_zp(k, AZ, A, true)) || (st = check_zp(k, BZ, B, false)))
-        return st;
-    const sg_rt_value *a = shifted(k, A, AZ, true), *b = shifted(k, B, BZ, false);
-    if (!a || !b)
-        return sg_kfail(k, SG_ENOMEM, "out of memory");
-    sg_rt_value *T = NULL, *Y;
-    if ((st = matmul_core(k, a, b, -1, &T)))
-        return st;
-    if (!(st = sg_kout(k, 0, SG_DTYPE_INT32, T->dims, T->rank, &Y)))
-        for (int64_t i = 0; i < T->numel; i++)
-            ((int32_t *)Y->data)[i] = (int32_t)(int64_t)((const double *)T->data)[i];
-    sg_rt_value_unref(T);
-    return st;
-}
-
-static sg_status run_qlinear_matmul(struct sg_kctx *k)
-{
-    const sg_rt_value *A = sg_kin(k, 0), *AS = sg_kin(k, 1), *AZ = sg_kin(k, 2);
-    const sg_rt_value *B = sg_kin(k, 3), *BS = sg_kin(k, 4), *BZ = sg_kin(k, 5);
-    const sg_rt_value *YS = sg_kin(k, 6), *YZ = sg_kin(k, 7);
-    if (AS->numel != 1 || BS->numel != 1 || YS->numel != 1 || !YZ || YZ->numel != 1)
-        return sg_kfail(k, SG_EUNSUPPORTED, "only per-tensor scales and zero points");
-    sg_status st;
-    if ((st = check_zp(k, AZ, A, true)) || (st = check_zp(k, BZ, B, false)))
-        return st;
-    const sg_rt_value *a = shifted(k, A, AZ, true), *b = shifted(k, B, BZ, false);
-    if (!a || !b)
-        return sg_kfail(k, SG_ENOMEM, "out of memory");
-    sg_rt_value *T = NULL, *Y;
-    if ((st = matmul_core(k, a, b, -1, &T)))
-        return st;
-    double lo = YZ->dtype == SG_DTYPE_INT8 ? -128 : 0, hi = YZ->dtype == SG_DTYPE_INT8 ? 127 : 255;
-    double scale = sg_rt_get_f64(AS, 0) * sg_rt_get_f64(BS, 0) / sg_rt_get_f64(YS, 0);
-    double zp = sg_rt_get_f64(YZ, 0);
-    if (!(st = sg_kout(k, 0, YZ->dtype, T->dims, T->rank, &Y)))
-        for (int64_t i = 0; i < T->numel; i++) {
-            double v = nearbyint(((const double *)T->data)[i] * scale) + zp;
-            sg_rt_set_f64(Y, i, v < lo ? lo : v > hi ? hi : v);
-        }
-    sg_rt_value_unref(T);
-    return st;
-}
-
 static sg_status run_gemm(struct sg_kctx *k)
 {
     const sg_rt_value *A0 = sg_kin(k, 0), *B0 = sg_kin(k, 1), *C = sg_kin(k, 2);
@@ -332,9 +246,5 @@ done:
 static const struct sg_kernel kernels[] = {
     {"", "MatMul", 1, 0, SG_KT_NUMERIC, 0, run_matmul},
     {"", "Gemm", 1, 0, SG_KT_NUMERIC, 0, run_gemm},
-    {"", "MatMulInteger", 10, 0, SG_KT(SG_DTYPE_INT8) | SG_KT(SG_DTYPE_UINT8), 0,
-     run_matmul_integer},
-    {"", "QLinearMatMul", 10, 0, SG_KT(SG_DTYPE_INT8) | SG_KT(SG_DTYPE_UINT8), 0,
-     run_qlinear_matmul},
 };
 SG_KERNEL_FAMILY(matmul, kernels);

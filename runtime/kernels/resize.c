@@ -1,286 +1,644 @@
 /*
- * resize.c - Resize (nearest, linear, cubic; every
- * coordinate_transformation_mode and nearest_mode; exclude_outside,
- * cubic_coeff_a, tf_crop_and_resize with extrapolation_value; scales or
- * sizes) and the older Upsample.
+ * resize.c - Resize (opsets 10, 11, 13, 18, 19) and Upsample (7, 9).
  *
- * Interpolation is separable: each resized axis gets a table of source taps
- * and weights (the ONNX reference's neighbours with edge padding), applied
- * one axis at a time in float64. Before opset 11 (Upsample, Resize-10)
- * coordinates are asymmetric and nearest rounds down.
+ * Every axis is resized on its own: for each output index along an axis a
+ * table gives the input indices it reads and their weights ("taps"), built
+ * from the coordinate transformation (half_pixel, half_pixel_symmetric,
+ * pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn,
+ * tf_crop_and_resize) and the mode (nearest with its nearest_mode; n-linear;
+ * cubic with cubic_coeff_a and exclude_outside; linear and cubic with
+ * antialias from opset 18). An output element is the sum over the product
+ * of the axes' taps. The semantics are those of the ONNX reference
+ * implementation: neighbours outside the input repeat the edge (or are
+ * dropped and the rest renormalised with exclude_outside), and a
+ * tf_crop_and_resize coordinate outside the input gives
+ * extrapolation_value.
+ *
+ * Upsample and Resize-10 use asymmetric coordinates; their nearest mode
+ * takes the floor of the coordinate when upsampling and its ceiling when
+ * downsampling (as ONNX Runtime does for these versions).
+ *
+ * nearest works on every dtype (it only moves elements); linear and cubic
+ * compute in double and store in the input dtype (integers truncated, as
+ * the reference does).
  */
 #include "rt_impl.h"
 
 #include <math.h>
 #include <string.h>
 
-enum mode { M_NEAREST, M_LINEAR, M_CUBIC };
-enum coord {
-    C_HALF_PIXEL,
-    C_PYTORCH_HALF_PIXEL,
-    C_ALIGN_CORNERS,
-    C_ASYMMETRIC,
-    C_TF_HALF_PIXEL_NN,
-    C_TF_CROP_RESIZE
-};
-enum nearest { N_ROUND_FLOOR, N_ROUND_CEIL, N_FLOOR, N_CEIL };
-
-struct axis_taps {
-    int n;            /* taps per output index */
-    int64_t *idx;     /* [out * n] */
-    double *w;        /* [out * n] */
-    uint8_t *outside; /* [out]: source coordinate outside the input (crop mode) */
+enum coord_mode {
+    CT_HALF_PIXEL,
+    CT_HALF_PIXEL_SYMMETRIC,
+    CT_PYTORCH_HALF_PIXEL,
+    CT_ALIGN_CORNERS,
+    CT_ASYMMETRIC,
+    CT_TF_HALF_PIXEL_FOR_NN,
+    CT_TF_CROP_AND_RESIZE,
 };
 
-static sg_status parse_enum(struct sg_kctx *k, const char *attr, const char *dflt,
-                            const char *const *names, int n, int *out)
+enum interp { IM_NEAREST, IM_LINEAR, IM_CUBIC };
+
+enum nearest_mode { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_SIMPLE };
+
+struct rsz {
+    uint32_t rank;
+    const int64_t *in; /* input dims */
+    int64_t out[SG_MAX_RANK];
+    double scale[SG_MAX_RANK];
+    double len[SG_MAX_RANK];     /* resized length: scale * input length */
+    double roi[2 * SG_MAX_RANK]; /* starts then ends, per axis */
+    enum coord_mode ct;
+    enum interp mode;
+    enum nearest_mode nearest;
+    double cubic_a, extrapolation;
+    bool exclude_outside, antialias;
+};
+
+/* Taps of one axis: for output index o, cnt[o] pairs (idx, w) at
+ * o * n; outside[o] marks a tf_crop_and_resize coordinate off the input. */
+struct taps {
+    int64_t n;
+    int64_t *idx;
+    double *w;
+    int32_t *cnt;
+    uint8_t *outside;
+};
+
+static const struct {
+    const char *name;
+    enum coord_mode ct;
+    int since, until; /* opsets where the mode exists */
+} coord_modes[] = {
+    {"half_pixel", CT_HALF_PIXEL, 11, 1000},
+    {"half_pixel_symmetric", CT_HALF_PIXEL_SYMMETRIC, 19, 1000},
+    {"pytorch_half_pixel", CT_PYTORCH_HALF_PIXEL, 11, 1000},
+    {"align_corners", CT_ALIGN_CORNERS, 11, 1000},
+    {"asymmetric", CT_ASYMMETRIC, 11, 1000},
+    {"tf_half_pixel_for_nn", CT_TF_HALF_PIXEL_FOR_NN, 11, 12},
+    {"tf_crop_and_resize", CT_TF_CROP_AND_RESIZE, 11, 1000},
+};
+
+static const struct {
+    const char *name;
+    enum nearest_mode nm;
+} nearest_modes[] = {
+    {"round_prefer_floor", NM_ROUND_PREFER_FLOOR},
+    {"round_prefer_ceil", NM_ROUND_PREFER_CEIL},
+    {"floor", NM_FLOOR},
+    {"ceil", NM_CEIL},
+};
+
+/* The input coordinate of output index o along axis d. Like the ONNX
+ * reference and ONNX Runtime, the resized length in the formulas is
+ * scale * input length, which need not be the integer output length. */
+static double coord(const struct rsz *r, uint32_t d, int64_t o)
 {
-    const char *s = sg_kattr_string(k, attr, dflt);
-    for (int i = 0; i < n; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *out = i;
-            return SG_OK;
+    double s = r->scale[d], x = (double)o, in = (double)r->in[d], len = r->len[d];
+    switch (r->ct) {
+    case CT_HALF_PIXEL:
+        return (x + 0.5) / s - 0.5;
+    case CT_HALF_PIXEL_SYMMETRIC: {
+        double adjustment = (double)r->out[d] / len;
+        double center = in / 2;
+        return center * (1 - adjustment) + (x + 0.5) / s - 0.5;
+    }
+    case CT_PYTORCH_HALF_PIXEL:
+        return len > 1 ? (x + 0.5) / s - 0.5 : 0;
+    case CT_ALIGN_CORNERS:
+        return len == 1 ? 0 : x * (in - 1) / (len - 1);
+    case CT_ASYMMETRIC:
+        return x / s;
+    case CT_TF_HALF_PIXEL_FOR_NN:
+        return (x + 0.5) / s;
+    case CT_TF_CROP_AND_RESIZE: {
+        double start = r->roi[d], end = r->roi[r->rank + d];
+        if (len > 1)
+            return start * (in - 1) + x * (end - start) * (in - 1) / (len - 1);
+        return 0.5 * (start + end) * (in - 1);
+    }
+    }
+    return 0;
+}
+
+static double cubic_kernel(double x, double A)
+{
+    x = fabs(x);
+    if (x <= 1)
+        return ((A + 2) * x - (A + 3)) * x * x + 1;
+    if (x < 2)
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+    return 0;
+}
+
+/* Taps per output index for the mode (an upper bound for antialias). */
+static int64_t n_taps(const struct rsz *r, uint32_t d)
+{
+    double s = r->scale[d] < 1 ? r->scale[d] : 1;
+    switch (r->mode) {
+    case IM_NEAREST:
+        return 1;
+    case IM_LINEAR:
+        return r->antialias ? 2 - 2 * (int64_t)(floor(-1 / s) + 1) : 2;
+    case IM_CUBIC:
+        return r->antialias ? 2 - 2 * (int64_t)(floor(-2 / s) + 1) : 4;
+    }
+    return 1;
+}
+
+/* Fill the taps of output index o along axis d. */
+static void make_taps(const struct rsz *r, uint32_t d, int64_t o, struct taps *t)
+{
+    int64_t in = r->in[d], *idx = t->idx + o * t->n;
+    double *w = t->w + o * t->n;
+    double x = coord(r, d, o);
+    t->outside[o] = 0;
+    t->cnt[o] = 0;
+    if (r->ct == CT_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(in - 1))) {
+        t->outside[o] = 1;
+        return;
+    }
+    /* x0 + ratio = x with ratio in (0, 1]: the neighbours are x0 + k. */
+    double x0 = ceil(x) - 1, ratio = x - x0;
+    int64_t start = 0, n = 0;
+    if (r->mode == IM_NEAREST) {
+        double i;
+        switch (r->nearest) {
+        case NM_ROUND_PREFER_FLOOR:
+            i = ratio == 1 || ratio > 0.5 ? x0 + 1 : x0;
+            break;
+        case NM_ROUND_PREFER_CEIL:
+            i = ratio == 1 || ratio >= 0.5 ? x0 + 1 : x0;
+            break;
+        case NM_FLOOR:
+            i = ratio == 1 ? x0 + 1 : x0;
+            break;
+        case NM_CEIL:
+            i = x0 + 1;
+            break;
+        default: /* NM_SIMPLE */
+            i = r->scale[d] < 1 ? ceil(x) : floor(x);
+            break;
         }
-    return sg_kfail(k, SG_EINVAL, "unknown %s '%s'", attr, s);
+        int64_t k = (int64_t)i;
+        idx[0] = k < 0 ? 0 : k >= in ? in - 1 : k;
+        w[0] = 1;
+        t->cnt[o] = 1;
+        return;
+    }
+    double s = r->scale[d] < 1 ? r->scale[d] : 1, sum = 0;
+    if (r->mode == IM_LINEAR) {
+        start = r->antialias ? (int64_t)(floor(-1 / s) + 1) : 0;
+        n = 2 - 2 * start;
+        for (int64_t k = 0; k < n; k++) {
+            double a = r->antialias ? fabs((double)(start + k) - ratio) * s
+                                    : fabs((double)(start + k) - ratio);
+            w[k] = a < 1 ? 1 - a : 0;
+        }
+    } else {
+        start = r->antialias ? (int64_t)(floor(-2 / s) + 1) : -1;
+        n = 2 - 2 * start;
+        for (int64_t k = 0; k < n; k++)
+            w[k] = cubic_kernel(((double)(start + k) - ratio) * (r->antialias ? s : 1), r->cubic_a);
+    }
+    for (int64_t k = 0; k < n; k++) {
+        int64_t i = (int64_t)x0 + start + k;
+        if (r->exclude_outside && (i < 0 || i >= in))
+            w[k] = 0;
+        idx[k] = i < 0 ? 0 : i >= in ? in - 1 : i;
+        sum += w[k];
+    }
+    if ((r->antialias || r->exclude_outside) && sum != 0)
+        for (int64_t k = 0; k < n; k++)
+            w[k] /= sum;
+    /* keep the taps that count */
+    int32_t c = 0;
+    for (int64_t k = 0; k < n; k++)
+        if (w[k] != 0) {
+            idx[c] = idx[k];
+            w[c] = w[k];
+            c++;
+        }
+    t->cnt[o] = c;
 }
 
-static void cubic_coeffs(double r, double A, double *c)
-{
-    c[0] = ((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A;
-    c[1] = ((A + 2) * r - (A + 3)) * r * r + 1;
-    c[2] = ((A + 2) * (1 - r) - (A + 3)) * (1 - r) * (1 - r) + 1;
-    c[3] = ((A * ((1 - r) + 1) - 5 * A) * ((1 - r) + 1) + 8 * A) * ((1 - r) + 1) - 4 * A;
-}
+/* One output row of nearest neighbours, elements of type T. */
+#define NEAREST_ROW(T)                                                                             \
+    do {                                                                                           \
+        const T *s_ = (const T *)src + base;                                                       \
+        T *d_ = (T *)dst + pos0;                                                                   \
+        for (int64_t o = 0; o < last; o++)                                                         \
+            d_[o] = s_[tl->idx[o * tl->n] * ls];                                                   \
+    } while (0)
 
-static sg_status make_taps(struct sg_kctx *k, struct axis_taps *t, int64_t in, int64_t out,
-                           double scale, enum mode mode, enum coord coord, enum nearest nm,
-                           double A, bool exclude, double roi0, double roi1)
+/* Nearest: move elements of any size. */
+static void resize_nearest(const struct rsz *r, const struct taps *t, const sg_rt_value *X,
+                           sg_rt_value *Y, const int64_t *istr)
 {
-    t->n = mode == M_NEAREST ? 1 : mode == M_LINEAR ? 2 : 4;
-    t->idx = sg_kscratch(k, (size_t)(out * t->n + 1) * sizeof *t->idx);
-    t->w = sg_kscratch(k, (size_t)(out * t->n + 1) * sizeof *t->w);
-    t->outside = sg_kscratch(k, (size_t)out + 1);
-    if (!t->idx || !t->w || !t->outside)
-        return sg_kfail(k, SG_ENOMEM, "out of memory");
-    /* The reference uses the unrounded resized length in * scale. */
-    double len = (double)in * scale;
-    for (int64_t o = 0; o < out; o++) {
-        double xr = (double)o, x;
-        switch (coord) {
-        case C_HALF_PIXEL:
-            x = (xr + 0.5) / scale - 0.5;
+    size_t es = sg_rt_elem_size(X->dtype);
+    uint32_t R = r->rank;
+    int64_t last = r->out[R - 1], rows = Y->numel / (last ? last : 1);
+    int64_t oi[SG_MAX_RANK] = {0};
+    const char *src = X->data;
+    char *dst = Y->data;
+    for (int64_t row = 0; row < rows; row++) {
+        int64_t base = 0;
+        bool outside = false;
+        for (uint32_t d = 0; d + 1 < R; d++) {
+            base += t[d].idx[oi[d] * t[d].n] * istr[d];
+            outside |= t[d].outside[oi[d]] != 0;
+        }
+        const struct taps *tl = &t[R - 1];
+        const int64_t ls = istr[R - 1], pos0 = row * last;
+        switch (outside || r->ct == CT_TF_CROP_AND_RESIZE ? 0 : es) {
+        case 1:
+            NEAREST_ROW(uint8_t);
             break;
-        case C_PYTORCH_HALF_PIXEL:
-            x = len > 1 ? (xr + 0.5) / scale - 0.5 : 0;
+        case 2:
+            NEAREST_ROW(uint16_t);
             break;
-        case C_ALIGN_CORNERS:
-            x = len == 1 ? 0 : xr * (double)(in - 1) / (len - 1);
+        case 4:
+            NEAREST_ROW(uint32_t);
             break;
-        case C_ASYMMETRIC:
-            x = xr / scale;
-            break;
-        case C_TF_HALF_PIXEL_NN:
-            x = (xr + 0.5) / scale;
+        case 8:
+            NEAREST_ROW(uint64_t);
             break;
         default:
-            x = len > 1
-                    ? roi0 * (double)(in - 1) + xr * (roi1 - roi0) * (double)(in - 1) / (len - 1)
-                    : 0.5 * (roi0 + roi1) * (double)(in - 1);
+            for (int64_t o = 0; o < last; o++) {
+                int64_t pos = pos0 + o;
+                if (outside || tl->outside[o])
+                    sg_rt_set_f64(Y, pos, r->extrapolation);
+                else
+                    memcpy(dst + (size_t)pos * es,
+                           src + (size_t)(base + tl->idx[o * tl->n] * ls) * es, es);
+            }
             break;
         }
-        t->outside[o] = coord == C_TF_CROP_RESIZE && (x < 0 || x > (double)(in - 1));
-        double fl = floor(x), r = x - fl;
-        int64_t base = (int64_t)fl;
-        int64_t *idx = t->idx + o * t->n;
-        double *w = t->w + o * t->n;
-        if (mode == M_NEAREST) {
-            bool up;
-            if (r == 0)
-                up = false;
-            else if (nm == N_ROUND_FLOOR)
-                up = r > 0.5;
-            else if (nm == N_ROUND_CEIL)
-                up = r >= 0.5;
+        for (int d = (int)R - 2; d >= 0; d--)
+            if (++oi[d] < r->out[d])
+                break;
             else
-                up = nm == N_CEIL;
-            idx[0] = base + (up ? 1 : 0);
-            w[0] = 1;
-        } else if (mode == M_LINEAR) {
-            idx[0] = base;
-            idx[1] = base + 1;
-            w[0] = 1 - r;
-            w[1] = r;
-        } else {
-            for (int j = 0; j < 4; j++)
-                idx[j] = base - 1 + j;
-            cubic_coeffs(r, A, w);
+                oi[d] = 0;
+    }
+}
+
+/* Linear and cubic: weighted sums in double. */
+static sg_status resize_interp(struct sg_kctx *k, const struct rsz *r, const struct taps *t,
+                               const sg_rt_value *X, sg_rt_value *Y, const int64_t *istr)
+{
+    uint32_t R = r->rank;
+    int64_t last = r->out[R - 1], rows = Y->numel / (last ? last : 1);
+    /* the input as doubles */
+    const double *src;
+    if (X->dtype == SG_DTYPE_DOUBLE) {
+        src = X->data;
+    } else {
+        double *s = sg_kscratch(k, (size_t)(X->numel + 1) * sizeof *s);
+        if (!s)
+            return sg_kfail(k, SG_ENOMEM, "out of memory");
+        if (X->dtype == SG_DTYPE_FLOAT)
+            for (int64_t i = 0; i < X->numel; i++)
+                s[i] = ((const float *)X->data)[i];
+        else
+            for (int64_t i = 0; i < X->numel; i++)
+                s[i] = sg_rt_get_f64(X, i);
+        src = s;
+    }
+    /* combined taps of the outer axes for one row */
+    int64_t max_comb = 1;
+    for (uint32_t d = 0; d + 1 < R; d++)
+        max_comb *= t[d].n;
+    int64_t *coff = sg_kscratch(k, (size_t)(max_comb + 1) * sizeof *coff);
+    double *cw = sg_kscratch(k, (size_t)(max_comb + 1) * sizeof *cw);
+    double *yrow = sg_kscratch(k, (size_t)(last + 1) * sizeof *yrow);
+    if (!coff || !cw || !yrow)
+        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    int64_t oi[SG_MAX_RANK] = {0};
+    const struct taps *tl = &t[R - 1];
+    for (int64_t row = 0; row < rows; row++) {
+        int64_t nc = 1;
+        bool outside = false;
+        coff[0] = 0;
+        cw[0] = 1;
+        for (uint32_t d = 0; d + 1 < R && !outside; d++) {
+            int64_t o = oi[d], c = t[d].cnt[o], nn = nc * c;
+            if (t[d].outside[o]) {
+                outside = true;
+                break;
+            }
+            /* expand in place, from the back */
+            for (int64_t j = nc; j-- > 0;)
+                for (int64_t q = c; q-- > 0;) {
+                    coff[j * c + q] = coff[j] + t[d].idx[o * t[d].n + q] * istr[d];
+                    cw[j * c + q] = cw[j] * t[d].w[o * t[d].n + q];
+                }
+            nc = nn;
         }
-        double sum = 0;
-        for (int j = 0; j < t->n; j++) {
-            if (exclude && (idx[j] < 0 || idx[j] >= in))
-                w[j] = 0;
-            sum += w[j];
-            idx[j] = idx[j] < 0 ? 0 : idx[j] >= in ? in - 1 : idx[j]; /* edge padding */
+        for (int64_t o = 0; o < last; o++) {
+            if (outside || tl->outside[o]) {
+                yrow[o] = r->extrapolation;
+                continue;
+            }
+            const int64_t *li = tl->idx + o * tl->n;
+            const double *lw = tl->w + o * tl->n;
+            int32_t lc = tl->cnt[o];
+            double acc = 0;
+            for (int64_t j = 0; j < nc; j++) {
+                const double *p = src + coff[j];
+                double a = 0;
+                for (int32_t q = 0; q < lc; q++)
+                    a += lw[q] * p[li[q] * istr[R - 1]];
+                acc += cw[j] * a;
+            }
+            yrow[o] = acc;
         }
-        if (exclude && sum != 0)
-            for (int j = 0; j < t->n; j++)
-                w[j] /= sum;
+        int64_t pos = row * last;
+        if (Y->dtype == SG_DTYPE_FLOAT)
+            for (int64_t o = 0; o < last; o++)
+                ((float *)Y->data)[pos + o] = (float)yrow[o];
+        else if (Y->dtype == SG_DTYPE_DOUBLE)
+            memcpy((double *)Y->data + pos, yrow, (size_t)last * sizeof *yrow);
+        else
+            for (int64_t o = 0; o < last; o++)
+                sg_rt_set_f64(Y, pos + o, yrow[o]);
+        for (int d = (int)R - 2; d >= 0; d--)
+            if (++oi[d] < r->out[d])
+                break;
+            else
+                oi[d] = 0;
     }
     return SG_OK;
+}
+
+/* Resize X into output 0 as described by r (out dims and scales set). */
+static sg_status do_resize(struct sg_kctx *k, struct rsz *r)
+{
+    const sg_rt_value *X = sg_kin(k, 0);
+    sg_rt_value *Y;
+    sg_status st = sg_kout(k, 0, X->dtype, r->out, r->rank, &Y);
+    if (st || !Y->numel)
+        return st;
+    if (r->rank == 0) {
+        memcpy(Y->data, X->data, sg_rt_elem_size(X->dtype));
+        return SG_OK;
+    }
+    if (r->mode != IM_NEAREST &&
+        (!(SG_KT(X->dtype) & SG_KT_NUMERIC) || X->dtype == SG_DTYPE_COMPLEX64 ||
+         X->dtype == SG_DTYPE_COMPLEX128))
+        return sg_kfail(k, SG_ETYPE, "linear and cubic modes need a real numeric input, got %s",
+                        sg_kshape(k, X));
+    if (r->ct == CT_TF_CROP_AND_RESIZE && !(SG_KT(X->dtype) & (SG_KT_NUMERIC | SG_KT_BOOL)))
+        return sg_kfail(k, SG_ETYPE, "tf_crop_and_resize needs a numeric input, got %s",
+                        sg_kshape(k, X));
+    if (!X->numel)
+        return sg_kfail(k, SG_ESHAPE, "cannot resize the empty input %s to %s", sg_kshape(k, X),
+                        sg_kdims(k, r->out, r->rank));
+    struct taps t[SG_MAX_RANK];
+    for (uint32_t d = 0; d < r->rank; d++) {
+        int64_t n = n_taps(r, d), no = r->out[d];
+        t[d].n = n;
+        t[d].idx = sg_kscratch(k, (size_t)(no * n) * sizeof *t[d].idx);
+        t[d].w = sg_kscratch(k, (size_t)(no * n) * sizeof *t[d].w);
+        t[d].cnt = sg_kscratch(k, (size_t)no * sizeof *t[d].cnt);
+        t[d].outside = sg_kscratch(k, (size_t)no);
+        if (!t[d].idx || !t[d].w || !t[d].cnt || !t[d].outside)
+            return sg_kfail(k, SG_ENOMEM, "out of memory");
+        for (int64_t o = 0; o < no; o++)
+            make_taps(r, d, o, &t[d]);
+    }
+    int64_t istr[SG_MAX_RANK];
+    sg_rt_strides(X->dims, X->rank, istr);
+    if (r->mode == IM_NEAREST) {
+        resize_nearest(r, t, X, Y, istr);
+        return SG_OK;
+    }
+    return resize_interp(k, r, t, X, Y, istr);
+}
+
+/* A float tensor input (scales, roi) as doubles in scratch. */
+static sg_status floats_in(struct sg_kctx *k, uint32_t i, const char *name, double **v, int64_t *n)
+{
+    const sg_rt_value *t = sg_kin(k, i);
+    *v = NULL;
+    *n = -1;
+    if (!t)
+        return SG_OK;
+    if (!sg_dtype_is_float(t->dtype) || t->rank > 1)
+        return sg_kfail(k, SG_ETYPE, "%s must be a 1-D float tensor, got %s", name,
+                        sg_kshape(k, t));
+    *v = sg_kscratch(k, (size_t)(t->numel + 1) * sizeof **v);
+    if (!*v)
+        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    for (int64_t j = 0; j < t->numel; j++)
+        (*v)[j] = sg_rt_get_f64(t, j);
+    *n = t->numel;
+    return SG_OK;
+}
+
+/* Output dims from scales (floor of in * scale). */
+static sg_status from_scales(struct sg_kctx *k, struct rsz *r, const double *s, int64_t n)
+{
+    const sg_rt_value *X = sg_kin(k, 0);
+    if (n != (int64_t)r->rank)
+        return sg_kfail(k, SG_ESHAPE, "%lld scales for the input %s", (long long)n,
+                        sg_kshape(k, X));
+    for (uint32_t d = 0; d < r->rank; d++) {
+        if (!(s[d] > 0))
+            return sg_kfail(k, SG_ERANGE, "scale %g of axis %u is not positive", s[d], d);
+        r->scale[d] = s[d];
+        r->len[d] = s[d] * (double)r->in[d];
+        r->out[d] = (int64_t)floor(r->len[d]);
+    }
+    return SG_OK;
+}
+
+static sg_status run_upsample(struct sg_kctx *k)
+{
+    const sg_rt_value *X = sg_kin(k, 0);
+    struct rsz r;
+    memset(&r, 0, sizeof r);
+    r.rank = X->rank;
+    r.in = X->dims;
+    r.ct = CT_ASYMMETRIC;
+    r.nearest = NM_SIMPLE;
+    const char *mode = sg_kattr_string(k, "mode", "nearest");
+    if (strcmp(mode, "nearest") == 0)
+        r.mode = IM_NEAREST;
+    else if (strcmp(mode, "linear") == 0 || strcmp(mode, "bilinear") == 0)
+        r.mode = IM_LINEAR;
+    else
+        return sg_kfail(k, SG_EUNSUPPORTED, "mode '%s' is not nearest or linear", mode);
+    double *s;
+    int64_t n;
+    sg_status st;
+    bool from_attr = strcmp(k->node->op_type, "Upsample") == 0 && k->opset < 9;
+    if (from_attr) {
+        const float *f;
+        n = sg_kattr_floats(k, "scales", &f);
+        if (n < 0)
+            return sg_kfail(k, SG_EINVAL, "attribute scales is required");
+        if (!(s = sg_kscratch(k, (size_t)(n + 1) * sizeof *s)))
+            return sg_kfail(k, SG_ENOMEM, "out of memory");
+        for (int64_t i = 0; i < n; i++)
+            s[i] = f[i];
+    } else if ((st = floats_in(k, 1, "scales", &s, &n))) {
+        return st;
+    } else if (!s) {
+        return sg_kfail(k, SG_EUNDEF, "input scales is required");
+    }
+    if ((st = from_scales(k, &r, s, n)))
+        return st;
+    return do_resize(k, &r);
 }
 
 static sg_status run_resize(struct sg_kctx *k)
 {
+    if (k->opset < 11)
+        return run_upsample(k);
     const sg_rt_value *X = sg_kin(k, 0);
-    bool legacy = strcmp(k->node->op_type, "Upsample") == 0 || k->opset < 11;
-    static const char *const modes[] = {"nearest", "linear", "cubic"};
-    static const char *const coords[] = {
-        "half_pixel",          "pytorch_half_pixel",        "align_corners",
-        "asymmetric",          "tf_half_pixel_for_nearest", "tf_crop_and_resize",
-        "tf_half_pixel_for_nn"}; /* opset 11's spelling */
-    static const char *const nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
-                                           "ceil"};
-    int mode = M_NEAREST, coord = C_ASYMMETRIC, nm = N_FLOOR;
-    sg_status st = parse_enum(k, "mode", "nearest", modes, 3, &mode);
-    if (!st && !legacy)
-        st = parse_enum(k, "coordinate_transformation_mode", "half_pixel", coords, 7, &coord);
-    if (coord == 6)
-        coord = C_TF_HALF_PIXEL_NN;
-    if (!st && !legacy)
-        st = parse_enum(k, "nearest_mode", "round_prefer_floor", nearests, 4, &nm);
-    if (st)
-        return st;
-    if (legacy && strcmp(sg_kattr_string(k, "mode", "nearest"), "bilinear") == 0)
-        mode = M_LINEAR;
-    double A = sg_kattr_float(k, "cubic_coeff_a", -0.75f);
-    bool exclude = sg_kattr_int(k, "exclude_outside", 0) != 0;
-    double extrap = sg_kattr_float(k, "extrapolation_value", 0.0f);
-    uint32_t r = X->rank;
-    double scales[SG_MAX_RANK], roi[2 * SG_MAX_RANK];
-    int64_t out[SG_MAX_RANK];
-    for (uint32_t d = 0; d < r; d++) {
-        roi[d] = 0;
-        roi[r + d] = 1;
-    }
-    const sg_rt_value *Sc = NULL, *Sz = NULL, *Roi = NULL;
-    const float *attr_scales = NULL;
-    int64_t n_attr = -1;
-    if (legacy) {
-        if (k->opset < 9 && strcmp(k->node->op_type, "Upsample") == 0)
-            n_attr = sg_kattr_floats(k, "scales", &attr_scales);
-        else
-            Sc = sg_kin(k, 1);
-    } else {
-        Roi = sg_kin(k, 1);
-        Sc = sg_kin(k, 2);
-        Sz = sg_kin(k, 3);
-        if (Sc && Sc->numel == 0)
-            Sc = NULL;
-        if (Roi && Roi->numel == 0)
-            Roi = NULL;
-    }
-    if (Sz) {
-        if (Sz->numel != r)
-            return sg_kfail(k, SG_ESHAPE, "sizes %s does not have rank %u", sg_kshape(k, Sz), r);
-        for (uint32_t d = 0; d < r; d++) {
-            out[d] = sg_rt_get_i64(Sz, d);
-            scales[d] = X->dims[d] ? (double)out[d] / (double)X->dims[d] : 1;
-        }
-    } else if (Sc || n_attr >= 0) {
-        if ((Sc ? Sc->numel : n_attr) != r)
-            return sg_kfail(k, SG_ESHAPE, "%lld scales for rank %u",
-                            (long long)(Sc ? Sc->numel : n_attr), r);
-        for (uint32_t d = 0; d < r; d++) {
-            scales[d] = Sc ? sg_rt_get_f64(Sc, d) : attr_scales[d];
-            if (!(scales[d] > 0))
-                return sg_kfail(k, SG_ERANGE, "scale %g must be positive", scales[d]);
-            out[d] = (int64_t)floor((double)X->dims[d] * scales[d]);
+    struct rsz r;
+    memset(&r, 0, sizeof r);
+    r.rank = X->rank;
+    r.in = X->dims;
+    const char *mode = sg_kattr_string(k, "mode", "nearest");
+    if (strcmp(mode, "nearest") == 0)
+        r.mode = IM_NEAREST;
+    else if (strcmp(mode, "linear") == 0)
+        r.mode = IM_LINEAR;
+    else if (strcmp(mode, "cubic") == 0)
+        r.mode = IM_CUBIC;
+    else
+        return sg_kfail(k, SG_EUNSUPPORTED, "mode '%s' is not nearest, linear or cubic", mode);
+    const char *ct = sg_kattr_string(k, "coordinate_transformation_mode", "half_pixel");
+    size_t i;
+    for (i = 0; i < sizeof coord_modes / sizeof coord_modes[0]; i++)
+        if (strcmp(ct, coord_modes[i].name) == 0 && k->opset >= coord_modes[i].since &&
+            k->opset <= coord_modes[i].until)
+            break;
+    if (i == sizeof coord_modes / sizeof coord_modes[0])
+        return sg_kfail(k, SG_EUNSUPPORTED, "coordinate_transformation_mode '%s' does not exist",
+                        ct);
+    r.ct = coord_modes[i].ct;
+    const char *nm = sg_kattr_string(k, "nearest_mode", "round_prefer_floor");
+    for (i = 0; i < sizeof nearest_modes / sizeof nearest_modes[0]; i++)
+        if (strcmp(nm, nearest_modes[i].name) == 0)
+            break;
+    if (i == sizeof nearest_modes / sizeof nearest_modes[0])
+        return sg_kfail(k, SG_EUNSUPPORTED, "nearest_mode '%s' does not exist", nm);
+    r.nearest = nearest_modes[i].nm;
+    r.cubic_a = sg_kattr_float(k, "cubic_coeff_a", -0.75f);
+    r.exclude_outside = sg_kattr_int(k, "exclude_outside", 0) != 0;
+    r.extrapolation = sg_kattr_float(k, "extrapolation_value", 0.0f);
+    r.antialias = k->opset >= 18 && sg_kattr_int(k, "antialias", 0) != 0;
+    if (r.antialias && r.mode == IM_NEAREST)
+        return sg_kfail(k, SG_EUNSUPPORTED, "antialias does not apply to mode nearest");
+    const char *policy =
+        k->opset >= 18 ? sg_kattr_string(k, "keep_aspect_ratio_policy", "stretch") : "stretch";
+    if (strcmp(policy, "stretch") && strcmp(policy, "not_larger") && strcmp(policy, "not_smaller"))
+        return sg_kfail(k, SG_EUNSUPPORTED, "keep_aspect_ratio_policy '%s' does not exist", policy);
+
+    /* axes (opset 18): which dims scales, sizes and roi speak of */
+    uint32_t axes[SG_MAX_RANK], naxes = r.rank;
+    const int64_t *av;
+    int64_t nav = k->opset >= 18 ? sg_kattr_ints(k, "axes", &av) : -1;
+    bool listed[SG_MAX_RANK] = {false};
+    sg_status st;
+    if (nav >= 0) {
+        if (nav > (int64_t)r.rank)
+            return sg_kfail(k, SG_ERANGE, "%lld axes for the input %s", (long long)nav,
+                            sg_kshape(k, X));
+        naxes = (uint32_t)nav;
+        for (uint32_t a = 0; a < naxes; a++) {
+            if ((st = sg_kaxis(k, av[a], r.rank, &axes[a])))
+                return st;
+            if (listed[axes[a]])
+                return sg_kfail(k, SG_EINVAL, "axis %lld is listed twice", (long long)av[a]);
+            listed[axes[a]] = true;
         }
     } else {
-        return sg_kfail(k, SG_EUNDEF, "neither scales nor sizes is given");
+        for (uint32_t a = 0; a < naxes; a++)
+            axes[a] = a;
     }
-    if (Roi) {
-        if (Roi->numel != 2 * r)
-            return sg_kfail(k, SG_ESHAPE, "roi %s does not hold 2 x %u values", sg_kshape(k, Roi),
-                            r);
-        for (uint32_t i = 0; i < 2 * r; i++)
-            roi[i] = sg_rt_get_f64(Roi, i);
-    }
-    sg_rt_value *Y;
-    if ((st = sg_kout(k, 0, X->dtype, out, r, &Y)))
+
+    double *roi, *scales;
+    int64_t n_roi, n_scales, n_sizes = -1;
+    const int64_t *sizes = NULL;
+    if ((st = floats_in(k, 1, "roi", &roi, &n_roi)) ||
+        (st = floats_in(k, 2, "scales", &scales, &n_scales)))
         return st;
-    if (!Y->numel)
-        return SG_OK;
-    /* Resize one axis at a time in float64. */
-    int64_t cur[SG_MAX_RANK];
-    memcpy(cur, X->dims, r * sizeof cur[0]);
-    double *buf = sg_kscratch(k, (size_t)(X->numel + 1) * sizeof *buf);
-    if (!buf)
-        return sg_kfail(k, SG_ENOMEM, "out of memory");
-    for (int64_t i = 0; i < X->numel; i++)
-        buf[i] = sg_rt_get_f64(X, i);
-    struct axis_taps taps[SG_MAX_RANK];
-    bool crop = coord == C_TF_CROP_RESIZE;
-    for (uint32_t d = 0; d < r; d++) {
-        if ((st = make_taps(k, &taps[d], X->dims[d], out[d], scales[d], (enum mode)mode,
-                            (enum coord)coord, (enum nearest)nm, A, exclude, roi[d], roi[r + d])))
-            return st;
-        bool identity = out[d] == X->dims[d] && !crop;
-        for (int64_t o = 0; identity && o < out[d]; o++)
-            for (int j = 0; j < taps[d].n; j++) {
-                double w = taps[d].w[o * taps[d].n + j];
-                int64_t ix = taps[d].idx[o * taps[d].n + j];
-                if (w != 0 && (ix != o || w != 1))
-                    identity = false;
-            }
-        if (identity)
-            continue;
-        int64_t outer = 1, inner = 1;
-        for (uint32_t e = 0; e < d; e++)
-            outer *= cur[e];
-        for (uint32_t e = d + 1; e < r; e++)
-            inner *= cur[e];
-        double *nb = sg_kscratch(k, (size_t)(outer * out[d] * inner + 1) * sizeof *nb);
-        if (!nb)
-            return sg_kfail(k, SG_ENOMEM, "out of memory");
-        int n = taps[d].n;
-        for (int64_t ou = 0; ou < outer; ou++)
-            for (int64_t o = 0; o < out[d]; o++) {
-                double *dst = nb + (ou * out[d] + o) * inner;
-                for (int64_t i = 0; i < inner; i++)
-                    dst[i] = 0;
-                for (int j = 0; j < n; j++) {
-                    double w = taps[d].w[o * n + j];
-                    if (w == 0)
-                        continue;
-                    const double *src = buf + (ou * cur[d] + taps[d].idx[o * n + j]) * inner;
-                    for (int64_t i = 0; i < inner; i++)
-                        dst[i] += w * src[i];
-                }
-            }
-        buf = nb;
-        cur[d] = out[d];
+    if (sg_kin(k, 3) && (st = sg_kin_ints(k, 3, &sizes, &n_sizes)))
+        return st;
+    if (n_sizes > 0 && n_scales > 0)
+        return sg_kfail(k, SG_EINVAL, "scales and sizes are both given");
+    if (n_sizes <= 0 && n_scales <= 0)
+        return sg_kfail(k, SG_EINVAL, "one of scales and sizes is required");
+    int64_t given = n_sizes > 0 ? n_sizes : n_scales;
+    if (given != (int64_t)naxes)
+        return sg_kfail(k, SG_ESHAPE, "%s has %lld entries for %u axes of the input %s",
+                        n_sizes > 0 ? "sizes" : "scales", (long long)given, naxes, sg_kshape(k, X));
+    for (uint32_t d = 0; d < r.rank; d++) {
+        r.out[d] = r.in[d];
+        r.len[d] = (double)r.in[d];
+        r.scale[d] = 1;
+        r.roi[d] = 0;
+        r.roi[r.rank + d] = 1;
     }
-    int64_t idx[SG_MAX_RANK] = {0};
-    for (int64_t i = 0; i < Y->numel; i++) {
-        double v = buf[i];
-        if (crop) {
-            for (uint32_t d = 0; d < r; d++)
-                if (taps[d].outside[idx[d]])
-                    v = extrap;
-            for (int d = (int)r - 1; d >= 0; d--) {
-                if (++idx[d] < out[d])
-                    break;
-                idx[d] = 0;
+    if (r.ct == CT_TF_CROP_AND_RESIZE) {
+        if (n_roi != 2 * (int64_t)naxes)
+            return sg_kfail(k, SG_ESHAPE, "roi has %lld entries, expected %u for the input %s",
+                            (long long)n_roi, 2 * naxes, sg_kshape(k, X));
+        for (uint32_t a = 0; a < naxes; a++) {
+            r.roi[axes[a]] = roi[a];
+            r.roi[r.rank + axes[a]] = roi[naxes + a];
+        }
+    }
+    if (n_sizes > 0) {
+        for (uint32_t a = 0; a < naxes; a++) {
+            uint32_t d = axes[a];
+            if (sizes[a] < 0)
+                return sg_kfail(k, SG_ERANGE, "size %lld of axis %u is negative",
+                                (long long)sizes[a], d);
+            if (r.in[d] == 0)
+                return sg_kfail(k, SG_ESHAPE, "cannot resize the empty axis %u of %s", d,
+                                sg_kshape(k, X));
+            r.out[d] = sizes[a];
+            r.len[d] = (double)sizes[a];
+            r.scale[d] = (double)sizes[a] / (double)r.in[d];
+        }
+        if (strcmp(policy, "stretch") != 0) {
+            bool larger = strcmp(policy, "not_smaller") == 0;
+            double s = r.scale[axes[0]];
+            for (uint32_t a = 1; a < naxes; a++)
+                s = larger ? fmax(s, r.scale[axes[a]]) : fmin(s, r.scale[axes[a]]);
+            for (uint32_t a = 0; a < naxes; a++) {
+                uint32_t d = axes[a];
+                r.scale[d] = s;
+                r.len[d] = s * (double)r.in[d];
+                r.out[d] = (int64_t)(r.len[d] + 0.5);
             }
         }
-        sg_rt_set_f64(Y, i, v);
+    } else {
+        for (uint32_t a = 0; a < naxes; a++) {
+            uint32_t d = axes[a];
+            if (!(scales[a] > 0))
+                return sg_kfail(k, SG_ERANGE, "scale %g of axis %u is not positive", scales[a], d);
+            r.scale[d] = scales[a];
+            r.len[d] = scales[a] * (double)r.in[d];
+            r.out[d] = (int64_t)floor(r.len[d]);
+        }
     }
-    return SG_OK;
+    return do_resize(k, &r);
 }
 
+#define RESIZE_TYPES (SG_KT_ALL | SG_KT(SG_DTYPE_COMPLEX64) | SG_KT(SG_DTYPE_COMPLEX128))
+
 static const struct sg_kernel kernels[] = {
-    {"", "Resize", 10, 0, SG_KT_NUMERIC, 0, run_resize},
-    {"", "Upsample", 7, 0, SG_KT_NUMERIC, 0, run_resize},
+    {"", "Resize", 10, 0, RESIZE_TYPES, 0, run_resize},
+    {"", "Resize", 11, 0, RESIZE_TYPES, 0, run_resize},
+    {"", "Resize", 13, 0, RESIZE_TYPES, 0, run_resize},
+    {"", "Resize", 18, 0, RESIZE_TYPES, 0, run_resize},
+    {"", "Resize", 19, 0, RESIZE_TYPES, 0, run_resize},
+    {"", "Upsample", 7, 0, RESIZE_TYPES, 0, run_upsample},
+    {"", "Upsample", 9, 0, RESIZE_TYPES, 0, run_upsample},
 };
 SG_KERNEL_FAMILY(resize, kernels);

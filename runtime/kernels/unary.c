@@ -3,7 +3,7 @@
  * Reciprocal, trigonometric and hyperbolic functions, Erf, Floor Ceil Round
  * Sign), activations (Relu Sigmoid Tanh Elu Selu LeakyRelu HardSigmoid
  * HardSwish Softplus Softsign ThresholdedRelu Celu Shrink), Clip, Not,
- * IsNaN, IsInf and inference-mode Dropout.
+ * IsNaN and IsInf (Dropout is in space.c).
  *
  * float32 and float64 are computed in their own precision (type-generic
  * math); float16 and bfloat16 through float32. Integer inputs, where the
@@ -298,30 +298,6 @@ static sg_status run_clip(struct sg_kctx *k)
     return SG_OK;
 }
 
-/* Dropout in inference: the identity, and a mask of ones. Training mode
- * with a nonzero ratio is random and refused. */
-static sg_status run_dropout(struct sg_kctx *k)
-{
-    const sg_rt_value *X = sg_kin(k, 0);
-    const sg_rt_value *R = sg_kin(k, 1), *T = sg_kin(k, 2);
-    bool training = T && T->numel == 1 && sg_rt_get_i64(T, 0) != 0;
-    double ratio = R && R->numel == 1 ? sg_rt_get_f64(R, 0) : 0.5;
-    if (training && ratio != 0)
-        return sg_kfail(k, SG_EUNSUPPORTED,
-                        "training-mode dropout with ratio %g is random; only inference is "
-                        "supported",
-                        ratio);
-    sg_status st = sg_kout_alias(k, 0, X, X->dims, X->rank);
-    if (st || !sg_kout_wanted(k, 1))
-        return st;
-    sg_rt_value *M;
-    int32_t mdt = k->opset >= 10 ? SG_DTYPE_BOOL : X->dtype;
-    st = sg_kout(k, 1, mdt, X->dims, X->rank, &M);
-    for (int64_t i = 0; !st && i < M->numel; i++)
-        sg_rt_set_f64(M, i, 1);
-    return st;
-}
-
 #define FL SG_KT_FLOATS
 #define SI (SG_KT_FLOATS | SG_KT_SINTS)
 #define NUM SG_KT_NUMERIC
@@ -365,6 +341,5 @@ static const struct sg_kernel kernels[] = {
     {"", "IsNaN", 9, 0, FL, 0, run_isnan_isinf},
     {"", "IsInf", 10, 0, FL, 0, run_isnan_isinf},
     {"", "Clip", 1, 0, NUM, 0, run_clip},
-    {"", "Dropout", 1, 0, FL, 0, run_dropout},
 };
 SG_KERNEL_FAMILY(unary, kernels);

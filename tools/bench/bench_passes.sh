@@ -33,10 +33,19 @@ echo
 echo "== every pass at 10k and 100k nodes (time ratio; linear is ~10)"
 printf '%-34s %9s %9s %7s\n' pass 10k 100k ratio
 for p in insert-clip:position=after cast-around set-input-shape:shapes=x:4,16 set-batch:batch=8 \
-         remove-identity eliminate-dead merge-casts unique-names toposort rename:prefix=p_ to-fp16; do
+         remove-identity eliminate-dead merge-casts unique-names toposort rename:prefix=p_ to-fp16 \
+         fold-constants fold-bn; do
     a=$($py $M "$p" $reps -- $S optimize "$work/chain_10000.onnx" -o "$work/out/a.onnx" -q --pass "$p")
     b=$($py $M "$p" $reps -- $S optimize "$work/chain_100000.onnx" -o "$work/out/b.onnx" -q --pass "$p")
     printf '%-34s %8.3fs %8.3fs %7s\n' "$p" "$(t "$a")" "$(t "$b")" "$(ratio "$(t "$a")" "$(t "$b")")"
+done
+# The runtime passes on models where they find work: half the nodes fold,
+# every other node is a BatchNormalization to fold.
+for pm in fold-constants:fold fold-bn:bn; do
+    p=${pm%%:*} m=${pm##*:}
+    a=$($py $M "$p" $reps -- $S optimize "$work/${m}_10000.onnx" -o "$work/out/a.onnx" -q --pass "$p")
+    b=$($py $M "$p" $reps -- $S optimize "$work/${m}_100000.onnx" -o "$work/out/b.onnx" -q --pass "$p")
+    printf '%-34s %8.3fs %8.3fs %7s\n' "$p ($m)" "$(t "$a")" "$(t "$b")" "$(ratio "$(t "$a")" "$(t "$b")")"
 done
 
 echo

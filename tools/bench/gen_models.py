@@ -5,6 +5,9 @@ Usage: gen_models.py OUTDIR [--nodes N]
   ext/model.onnx + ext/weights.bin   ~1.5 GB of external weights (24 x 64 MB)
   inline.onnx                        ~300 MB of inline weights
   chain_<N>.onnx                     N nodes (default 100000): Exp every 4th node
+  fold_<N>.onnx                      N nodes, half of them a constant chain
+                                     that fold-constants folds
+  bn_<N>.onnx                        N/2 Conv + BatchNormalization pairs for fold-bn
 """
 import argparse
 import os
@@ -87,6 +90,56 @@ def chain_model(out, n):
     onnx.save(m, path)
 
 
+def fold_model(out, n):
+    path = os.path.join(out, "fold_%d.onnx" % n)
+    if os.path.exists(path):
+        return
+    nodes = []
+    prev = "c"
+    for i in range(n // 2):  # constant: folds
+        nodes.append(helper.make_node("Add", [prev, "c"], ["k%d" % i], name="cAdd_%d" % i))
+        prev = "k%d" % i
+    nodes.append(helper.make_node("Mul", ["x", prev], ["t0"], name="Mul_0"))
+    prev = "t0"
+    for i in range(1, n - n // 2):  # reads the input: stays
+        nodes.append(helper.make_node("Relu", [prev], ["t%d" % i], name="Relu_%d" % i))
+        prev = "t%d" % i
+    g = helper.make_graph(nodes, "fold",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+                          [helper.make_tensor_value_info(prev, TensorProto.FLOAT, ["batch", 16])],
+                          [numpy_helper.from_array(np.full(16, 0.5, np.float32), "c")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def bn_model(out, n):
+    path = os.path.join(out, "bn_%d.onnx" % n)
+    if os.path.exists(path):
+        return
+    nodes, inits = [], []
+    prev = "x"
+    rng = np.random.default_rng(0)
+    for i in range(n // 2):
+        p = "%d" % i
+        inits += [numpy_helper.from_array(rng.uniform(-1, 1, [4, 4, 1, 1]).astype(np.float32),
+                                          "W" + p)]
+        inits += [numpy_helper.from_array(rng.uniform(0.5, 1.5, [4]).astype(np.float32), k + p)
+                  for k in ("s", "b", "m", "v")]
+        nodes.append(helper.make_node("Conv", [prev, "W" + p], ["c" + p], name="Conv_" + p))
+        nodes.append(helper.make_node("BatchNormalization",
+                                      ["c" + p, "s" + p, "b" + p, "m" + p, "v" + p],
+                                      ["y" + p], name="BN_" + p))
+        prev = "y" + p
+    g = helper.make_graph(nodes, "bn",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 4, 4])],
+                          [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 4, 4, 4])],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -96,6 +149,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     for n in a.nodes:
         chain_model(a.out, n)
+        fold_model(a.out, n)
+        bn_model(a.out, n)
     if not a.skip_big:
         inline_model(a.out)
         external_model(a.out)
