@@ -6,6 +6,7 @@
 #include "mock_impl.h"
 
 #include "sg_alloc.h"
+#include "sg_file.h"
 #include "sg_io.h"
 #include "sg_json.h"
 
@@ -259,8 +260,9 @@ static sg_status open_temp(const char *path, FILE **f, char **tmp, struct sg_dia
     return st;
 }
 
-/* Write the map of om to a new temporary file beside `path` (kept there on
- * success: the caller renames it). */
+/* Write the map of om to a new temporary file beside `path`, kept there on
+ * success for the caller to rename once the model is saved too (so that
+ * the pair appears together, which sg_file.h's writer cannot do). */
 static sg_status map_to_temp(sg_model *om, const char *path, char **tmp, struct sg_diag *diag)
 {
     FILE *f;
@@ -279,18 +281,15 @@ static sg_status map_to_temp(sg_model *om, const char *path, char **tmp, struct 
     return st;
 }
 
+static sg_status print_cb(FILE *out, void *ctx)
+{
+    return sg_mock_map_print(ctx, out, NULL);
+}
+
 sg_status sg_mock_map_write(sg_model *om, const char *path, struct sg_diag *diag)
 {
-    char *tmp;
-    sg_status st = map_to_temp(om, path, &tmp, diag);
-    if (st)
-        return st;
-    if (rename(tmp, path) != 0) {
-        st = sg_diag_set(diag, SG_EIO, "%s: %s", path, strerror(errno));
-        unlink(tmp);
-    }
-    sg_free(tmp);
-    return st;
+    sg_status st = sg_mockom_check(om, diag);
+    return st ? st : sg_file_write_atomic_with(path, print_cb, om, diag);
 }
 
 sg_status sg_mock_save(sg_model *om, const char *out_prefix, struct sg_diag *diag)

@@ -712,9 +712,14 @@ START_TEST(test_map)
     ck_assert_str_eq(op->orig[2], "Add_9");
     ck_assert_str_eq(op->ub_pass, "AutomaticUbFusion");
     ck_assert_uint_eq(op->n_passes, 0);
+    /* Its one output stands for Add_9's output 0. */
+    ck_assert_uint_eq(op->n_outputs, 1);
+    ck_assert_str_eq(op->out_orig[0], "Add_9");
+    ck_assert_int_eq(op->out_index[0], 0);
     const struct sg_atc_op *less = map_op(map, "Less_4");
     ck_assert_uint_eq(less->n_orig, 1);
     ck_assert_ptr_null(less->ub_pass);
+    ck_assert_str_eq(less->out_orig[0], "Less_4");
     /* What fusion-switch --from-map does with it. */
     sg_fusion_switch *sw = sg_fusion_switch_create();
     const char *nodes[] = {"Exp_3", "Less_4"};
