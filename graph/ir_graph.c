@@ -133,16 +133,21 @@ sg_node *sg_model_find_node(const sg_model *m, const char *name)
     return m->graph ? find_node_rec(m->graph, name) : NULL;
 }
 
-sg_value *sg__value_new(sg_graph *g, const char *name)
+sg_value *sg__value_new_h(sg_graph *g, const char *name, uint64_t h)
 {
     sg_value *v = sg_arena_calloc(g->model->arena, 1, sizeof *v);
     if (!v)
         return NULL;
     v->name = name;
     v->graph = g;
-    if (sg__strmap_put(g->values_map, name, v) != SG_OK)
+    if (sg__strmap_put_h(g->values_map, name, h, v) != SG_OK)
         return NULL;
     return v;
+}
+
+sg_value *sg__value_new(sg_graph *g, const char *name)
+{
+    return sg__value_new_h(g, name, sg__strhash(name));
 }
 
 sg_value *sg_graph_resolve(sg_graph *g, const char *name, struct sg_diag *diag)

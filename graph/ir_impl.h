@@ -25,8 +25,10 @@ bool sg__name_used(const sg_model *m, const char *name);
 sg_status sg__value_add_use(sg_value *v, sg_node *n, int32_t index);
 void sg__value_drop_use(sg_value *v, sg_node *n, int32_t index);
 
-/* Create a value in g without checking the model-wide name set (loader). */
+/* Create a value in g without checking the model-wide name set (loader);
+ * _h with the name's sg__strhash already computed. */
 sg_value *sg__value_new(sg_graph *g, const char *name);
+sg_value *sg__value_new_h(sg_graph *g, const char *name, uint64_t h);
 
 /* Register node n under its name in g's node map. */
 sg_status sg__node_map_add(sg_graph *g, sg_node *n);
@@ -39,8 +41,13 @@ sg_status sg__ptr_push(sg_arena *a, void ***arr, uint32_t *n, uint32_t *cap, voi
 void sg__graph_release_captures(sg_graph *sub);
 void sg__node_release_captures(sg_node *n);
 
-/* The number of inputs and outputs of n against its schema (verify.c). */
+/* The number of inputs and outputs of n against its schema (verify.c);
+ * _schema with the schema and opset already looked up (NULL schema: not
+ * checked). */
 sg_status sg__node_check_arity(const sg_node *n, struct sg_diag *diag);
+struct sg_op_schema;
+sg_status sg__node_check_arity_schema(const sg_node *n, const struct sg_op_schema *s, int64_t opset,
+                                      struct sg_diag *diag);
 
 /* What loading must still check after building the lists: acyclicity of g
  * and its subgraphs, where file order does not prove it (see verify.c). */

@@ -12,6 +12,7 @@
 #include "load_impl.h"
 #include "sg_alloc.h"
 #include "sg_io.h"
+#include "sg_opschema.h"
 
 #include "onnx.pb-c.h"
 
@@ -24,10 +25,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Hashes of the input and output names of the nodes being loaded, computed
+ * once when their lookups are prefetched (see load_graph). */
+#define PREFETCH_AHEAD 8
+#define RING 16
+#define RING_NAMES 8
+
+struct name_hashes {
+    uint64_t h[RING_NAMES];
+    const void *node; /* the NodeProto they belong to */
+};
+
+/* What the arity check needs per (op type, domain), looked up once. */
+struct op_info {
+    const char *op, *domain;
+    const struct sg_op_schema *schema;
+    int64_t opset;
+    struct op_info *next; /* same op type, another domain */
+};
+
 struct loader {
     sg_model *m;
     sg_arena *a;
     struct sg_diag *diag;
+    struct sg__strmap ops; /* op type -> struct op_info list */
+    struct name_hashes ring[RING];
 };
 
 #define UNKNOWN(msg) ((sg_unknown){(msg)->base.n_unknown_fields, (msg)->base.unknown_fields})
@@ -278,7 +300,7 @@ sg_tensor *sg__convert_tensor(struct loader *L, const Onnx__TensorProto *p)
 
 sg_tensor *sg__tensor_from_proto(sg_model *m, const void *proto, struct sg_diag *diag)
 {
-    struct loader L = {m, m->arena, diag};
+    struct loader L = {.m = m, .a = m->arena, .diag = diag};
     return sg__convert_tensor(&L, proto);
 }
 
@@ -301,7 +323,7 @@ static sg_sparse *convert_sparse(struct loader *L, const Onnx__SparseTensorProto
 
 /* ------------------------------------------------------------- attributes */
 
-static sg_attr *convert_attr(struct loader *L, const Onnx__AttributeProto *p, const char *where)
+static sg_attr *convert_attr(struct loader *L, const Onnx__AttributeProto *p, const sg_node *owner)
 {
     sg_attr *at = sg_arena_calloc(L->a, 1, sizeof *at);
     if (!at) {
@@ -376,7 +398,9 @@ static sg_attr *convert_attr(struct loader *L, const Onnx__AttributeProto *p, co
 nomem:
     nomem(L);
 fail:
-    sg_diag_prefix(L->diag, "%s attribute '%s'", where, p->name ? p->name : "");
+    sg_diag_prefix(L->diag, "node '%.200s' (%.60s) attribute '%s'",
+                   owner->name && *owner->name ? owner->name : "(unnamed)", owner->op_type,
+                   p->name ? p->name : "");
     return NULL;
 }
 
@@ -384,15 +408,64 @@ fail:
 
 static sg_value *get_value(struct loader *L, sg_graph *g, const char *name)
 {
-    sg_value *v = sg_graph_value(g, name);
+    uint64_t h = sg__strhash(name);
+    sg_value *v = sg__strmap_get_h(g->values_map, name, h);
     if (v)
         return v;
-    v = sg__value_new(g, name);
+    v = sg__value_new_h(g, name, h);
     if (!v) {
         nomem(L);
         return NULL;
     }
     return v;
+}
+
+/* get_value for name number k of node p, with the hash computed when the
+ * lookup was prefetched. */
+static sg_value *get_value_k(struct loader *L, sg_graph *g, const Onnx__NodeProto *p, size_t k,
+                             const char *name)
+{
+    const struct name_hashes *r = NULL;
+    for (size_t i = 0; i < RING; i++)
+        if (L->ring[i].node == p) {
+            r = &L->ring[i];
+            break;
+        }
+    if (!r || k >= RING_NAMES)
+        return get_value(L, g, name);
+    sg_value *v = sg__strmap_get_h(g->values_map, name, r->h[k]);
+    if (v)
+        return v;
+    v = sg__value_new_h(g, name, r->h[k]);
+    if (!v)
+        nomem(L);
+    return v;
+}
+
+/* The schema of an op type in a domain at the model's opset, looked up once
+ * per load. Also gives every node of that op type the same op_type string. */
+static sg_status op_lookup(struct loader *L, const char **op_type, const char *domain,
+                           const struct op_info **out)
+{
+    struct op_info *head = sg__strmap_get(&L->ops, *op_type), *it;
+    for (it = head; it; it = it->next)
+        if (it->domain == domain || (it->domain && domain && strcmp(it->domain, domain) == 0))
+            break;
+    if (!it) {
+        it = sg_arena_calloc(L->a, 1, sizeof *it);
+        if (!it)
+            return nomem(L);
+        it->op = *op_type;
+        it->domain = domain;
+        it->opset = sg_model_opset(L->m, domain);
+        it->schema = it->opset ? sg_op_schema_find(domain, *op_type, it->opset) : NULL;
+        it->next = head;
+        if (sg__strmap_put(&L->ops, it->op, it) != SG_OK)
+            return nomem(L);
+    }
+    *op_type = it->op;
+    *out = it;
+    return SG_OK;
 }
 
 static const char *node_label(const sg_node *n)
@@ -473,7 +546,7 @@ static sg_status load_node(struct loader *L, sg_graph *g, const Onnx__NodeProto 
     for (size_t i = 0; i < p->n_input; i++) {
         if (!*p->input[i])
             continue; /* omitted optional input */
-        sg_value *v = get_value(L, g, p->input[i]);
+        sg_value *v = get_value_k(L, g, p, i, p->input[i]);
         if (!v || sg__value_add_use(v, n, (int32_t)i) != SG_OK)
             return nomem(L);
         n->inputs[i] = v;
@@ -483,7 +556,7 @@ static sg_status load_node(struct loader *L, sg_graph *g, const Onnx__NodeProto 
     for (size_t i = 0; i < p->n_output; i++) {
         if (!*p->output[i])
             continue;
-        sg_value *v = get_value(L, g, p->output[i]);
+        sg_value *v = get_value_k(L, g, p, p->n_input + i, p->output[i]);
         if (!v)
             return SG_ENOMEM;
         if (v->producer)
@@ -494,20 +567,21 @@ static sg_status load_node(struct loader *L, sg_graph *g, const Onnx__NodeProto 
         v->producer_index = (uint32_t)i;
         n->outputs[i] = v;
     }
-    for (size_t i = 0; i < p->n_attribute; i++) {
-        char where[300];
-        snprintf(where, sizeof where, "node '%.200s' (%.60s)", node_label(n), n->op_type);
-        if (!(n->attrs[i] = convert_attr(L, p->attribute[i], where)))
+    for (size_t i = 0; i < p->n_attribute; i++)
+        if (!(n->attrs[i] = convert_attr(L, p->attribute[i], n)))
             return L->diag ? L->diag->status : SG_EPARSE;
-    }
     if (sg__node_map_add(g, n) != SG_OK)
         return nomem(L);
     for (size_t i = 0; i < p->n_attribute; i++)
         if (p->attribute[i]->g || p->attribute[i]->n_graphs)
             g->has_subgraphs = true;
-    sg_status ast = sg__node_check_arity(n, L->diag);
-    if (ast)
-        return ast;
+    sg_status ast;
+    if (g->kind == SG_GRAPH_MAIN || g->kind == SG_GRAPH_SUB) {
+        const struct op_info *oi = NULL;
+        if ((ast = op_lookup(L, &n->op_type, n->domain, &oi)) ||
+            (ast = sg__node_check_arity_schema(n, oi->schema, oi->opset, L->diag)))
+            return ast;
+    }
     n->prev = g->last;
     if (g->last)
         g->last->next = n;
@@ -580,14 +654,18 @@ static sg_status load_subgraphs(struct loader *L, sg_graph *g, const Onnx__Graph
     return SG_OK;
 }
 
-#define PREFETCH_AHEAD 8
-
-static void prefetch_names(const sg_graph *g, const Onnx__NodeProto *p)
+static void prefetch_names(struct loader *L, const sg_graph *g, const Onnx__NodeProto *p, size_t i)
 {
-    for (size_t i = 0; i < p->n_input; i++)
-        sg__strmap_prefetch(g->values_map, p->input[i]);
-    for (size_t i = 0; i < p->n_output; i++)
-        sg__strmap_prefetch(g->values_map, p->output[i]);
+    struct name_hashes *r = &L->ring[i % RING];
+    r->node = p;
+    size_t k = 0;
+    for (size_t j = 0; j < p->n_input + p->n_output; j++) {
+        const char *name = j < p->n_input ? p->input[j] : p->output[j - p->n_input];
+        uint64_t h = sg__strhash(name);
+        if (k < RING_NAMES)
+            r->h[k++] = h;
+        sg__strmap_prefetch_h(g->values_map, h);
+    }
 }
 
 static sg_graph *load_graph(struct loader *L, const Onnx__GraphProto *p, enum sg_graph_kind kind,
@@ -665,11 +743,13 @@ static sg_graph *load_graph(struct loader *L, const Onnx__GraphProto *p, enum sg
     for (size_t i = 0; i < p->n_input; i++)
         if (add_vi(L, g, p->input[i], SG_VALUE_INPUT, "graph input"))
             goto fail;
+    /* The name lookups of each node miss the cache in a big graph: start
+     * those of a node a few places ahead so they overlap. */
+    for (size_t i = 0; i < PREFETCH_AHEAD && i < p->n_node; i++)
+        prefetch_names(L, g, p->node[i], i);
     for (size_t i = 0; i < p->n_node; i++) {
-        /* The name lookups of each node miss the cache in a big graph: start
-         * those of a node a few places ahead so they overlap. */
         if (i + PREFETCH_AHEAD < p->n_node)
-            prefetch_names(g, p->node[i + PREFETCH_AHEAD]);
+            prefetch_names(L, g, p->node[i + PREFETCH_AHEAD], i + PREFETCH_AHEAD);
         if (load_node(L, g, p->node[i])) {
             sg_diag_prefix(L->diag, "node #%zu", i);
             goto fail;
@@ -880,8 +960,10 @@ sg_status sg_model_load_buffer(const void *data, size_t len, const char *dir, co
                          label);
         goto fail;
     }
-    struct loader L = {m, m->arena, diag};
-    if ((st = convert_model(&L, p)))
+    struct loader L = {.m = m, .a = m->arena, .diag = diag};
+    st = convert_model(&L, p);
+    sg__strmap_free(&L.ops);
+    if (st)
         goto fail_prefix;
     if (!opts->skip_external && m->has_external && (st = sg__resolve_external(m, diag)))
         goto fail_prefix;

@@ -61,21 +61,31 @@ static size_t find_slot(const struct sg__strmap *m, const char *key, uint64_t h)
     }
 }
 
-void *sg__strmap_get(const struct sg__strmap *m, const char *key)
+void *sg__strmap_get_h(const struct sg__strmap *m, const char *key, uint64_t h)
 {
     if (!m->cap)
         return NULL;
-    size_t i = find_slot(m, key, sg__strhash(key));
+    size_t i = find_slot(m, key, h);
     return m->tags[i] ? m->slots[i].value : NULL;
+}
+
+void *sg__strmap_get(const struct sg__strmap *m, const char *key)
+{
+    return sg__strmap_get_h(m, key, sg__strhash(key));
+}
+
+void sg__strmap_prefetch_h(const struct sg__strmap *m, uint64_t h)
+{
+    if (m->cap) {
+        size_t i = (size_t)h & (m->cap - 1);
+        __builtin_prefetch(&m->tags[i]);
+        __builtin_prefetch(&m->slots[i]);
+    }
 }
 
 void sg__strmap_prefetch(const struct sg__strmap *m, const char *key)
 {
-    if (m->cap) {
-        size_t i = (size_t)sg__strhash(key) & (m->cap - 1);
-        __builtin_prefetch(&m->tags[i]);
-        __builtin_prefetch(&m->slots[i]);
-    }
+    sg__strmap_prefetch_h(m, sg__strhash(key));
 }
 
 /* Big tables are touched all over at random: huge pages make that a few
@@ -133,10 +143,14 @@ sg_status sg__strmap_reserve(struct sg__strmap *m, size_t count)
 
 sg_status sg__strmap_put(struct sg__strmap *m, const char *key, void *value)
 {
+    return sg__strmap_put_h(m, key, sg__strhash(key), value);
+}
+
+sg_status sg__strmap_put_h(struct sg__strmap *m, const char *key, uint64_t h, void *value)
+{
     sg_status st = sg__strmap_reserve(m, m->count + 1);
     if (st)
         return st;
-    uint64_t h = sg__strhash(key);
     size_t i = find_slot(m, key, h);
     if (!m->tags[i]) {
         m->slots[i].key = key;

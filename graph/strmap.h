@@ -38,6 +38,12 @@ void *sg__strmap_get(const struct sg__strmap *m, const char *key);
  * steps later (loaders call it ahead of time to overlap cache misses). */
 void sg__strmap_prefetch(const struct sg__strmap *m, const char *key);
 
+/* The same operations with the key's hash (sg__strhash) already known, for
+ * callers that look a name up and then insert it. */
+void *sg__strmap_get_h(const struct sg__strmap *m, const char *key, uint64_t h);
+sg_status sg__strmap_put_h(struct sg__strmap *m, const char *key, uint64_t h, void *value);
+void sg__strmap_prefetch_h(const struct sg__strmap *m, uint64_t h);
+
 /* Insert or replace. SG_ENOMEM leaves the map unchanged. */
 sg_status sg__strmap_put(struct sg__strmap *m, const char *key, void *value);
 

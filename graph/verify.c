@@ -78,7 +78,13 @@ sg_status sg__node_check_arity(const sg_node *n, struct sg_diag *diag)
     int64_t opset = sg_model_opset(m, n->domain);
     if (!opset)
         return SG_OK; /* domain not imported: nothing to check against */
-    const struct sg_op_schema *s = sg_op_schema_find(n->domain, n->op_type, opset);
+    return sg__node_check_arity_schema(n, sg_op_schema_find(n->domain, n->op_type, opset), opset,
+                                       diag);
+}
+
+sg_status sg__node_check_arity_schema(const sg_node *n, const struct sg_op_schema *s, int64_t opset,
+                                      struct sg_diag *diag)
+{
     if (!s)
         return SG_OK; /* unknown ops round-trip unchanged */
     int in = (int)n->n_inputs, out = (int)n->n_outputs;
