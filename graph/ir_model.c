@@ -46,6 +46,7 @@ void sg_model_free(sg_model *m)
     sg_free(m->owned);
     for (size_t i = 0; i < m->n_mappings; i++)
         sg_blob_unref(m->mappings[i]);
+    sg_blob_unref(m->source);
     sg_free(m->mappings);
     if (m->names) {
         sg__strmap_free(m->names);
@@ -123,8 +124,7 @@ sg_status sg_model_set_metadata(sg_model *m, const char *key, const char *value)
     const char *k = sg_arena_strdup(m->arena, key);
     if (!grown || !k)
         return SG_ENOMEM;
-    grown[m->n_metadata].key = k;
-    grown[m->n_metadata].value = v;
+    grown[m->n_metadata] = (sg_kv){k, v, {NULL, 0}};
     m->metadata = grown;
     m->n_metadata++;
     return SG_OK;

@@ -8,9 +8,6 @@
 
 #include <stddef.h>
 
-/* Refuse protobuf input nested deeper than the unpacker can safely recurse. */
-sg_status sg__check_depth(const void *data, size_t len, struct sg_diag *diag);
-
 /* Map the external data of every tensor of m (model folder m->dir). */
 sg_status sg__resolve_external(sg_model *m, struct sg_diag *diag);
 
@@ -27,9 +24,5 @@ int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag);
 
 /* write(2) all of data, retrying on EINTR; SG_EIO with errno set on failure. */
 sg_status sg__write_fd(int fd, const void *data, size_t len);
-
-/* Convert one unpacked TensorProto (an Onnx__TensorProto*) into a tensor of
- * m, validating it like the loader does. NULL with diag on failure. */
-sg_tensor *sg__tensor_from_proto(sg_model *m, const void *proto, struct sg_diag *diag);
 
 #endif

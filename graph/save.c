@@ -2,14 +2,14 @@
  * save.c - IR -> ONNX file: where each tensor goes, and atomic files.
  *
  * Each tensor is written inline, as a reference to its original external
- * file, or into a new external data file, per struct sg_save_opts. The
- * messages come from save_build.c and the bytes from save_emit.c. Output
+ * file, or into a new external data file, per struct sg_save_opts; the
+ * bytes come from encode.c. Output
  * files are written under temporary names and renamed only when everything
  * succeeded, so a failure never leaves a half-written model.
  */
 #include "ir_impl.h"
 #include "load_impl.h"
-#include "save_impl.h"
+#include "encode_impl.h"
 #include "sg_alloc.h"
 #include "sg_io.h"
 
@@ -59,98 +59,75 @@ static size_t tensor_bytes(const sg_tensor *t)
     return sg_tensor_nbytes(t);
 }
 
-/* Decide each tensor's disposition. */
-static void plan(struct sg__saver *S, const struct sg_save_opts *o, const struct layout *L,
-                 bool spill)
+struct saver {
+    sg_model *m;
+    struct sg_diag *diag;
+    const struct sg_save_opts *o;
+    const struct layout *L;
+    bool spill;                    /* move big inline tensors out (2 GB limit) */
+    bool data_name_is_kept;        /* an external tensor already lives in data_name */
+    struct sg__tensor_plan *plans; /* every tensor of the model, in writing order */
+    size_t n_plans, cap_plans;
+    uint64_t data_end; /* next free offset in the new data file */
+};
+
+/* Where tensor t goes; new external tensors get the next offset. */
+static void decide(struct saver *S, struct sg__tensor_plan *pl)
 {
+    const struct sg_save_opts *o = S->o;
     size_t threshold = o->size_threshold ? o->size_threshold : DEFAULT_THRESHOLD;
-    bool data_name_is_kept = false;
-    for (size_t i = 0; i < S->n_tensors; i++) {
-        sg_tensor *t = S->tensors[i].t;
-        if (sg_tensor_is_external(t) && t->ext_blob && t->ext_blob->path &&
-            strcmp(t->ext_blob->path, L->data_name) == 0)
-            data_name_is_kept = true;
-    }
-    for (size_t i = 0; i < S->n_tensors; i++) {
-        struct sg__planned *pl = &S->tensors[i];
-        sg_tensor *t = pl->t;
-        size_t bytes = tensor_bytes(t);
-        bool can_move = t->dtype != SG_DTYPE_STRING && sg_dtype_size(t->dtype) && !t->has_segment;
-        pl->len = bytes;
-        if (sg_tensor_is_external(t)) {
-            if (o->ext_mode == SG_EXT_INLINE)
-                pl->how = SG__KEEP_INLINE;
-            else if (o->ext_mode == SG_EXT_AUTO && L->same_folder && !data_name_is_kept &&
-                     t->ext_blob)
-                pl->how = SG__KEEP_EXTERNAL;
-            else if (o->ext_mode == SG_EXT_FILE && bytes < threshold)
-                pl->how = SG__KEEP_INLINE;
-            else
-                pl->how = SG__NEW_EXTERNAL;
-        } else if (can_move && bytes >= threshold &&
-                   (o->ext_mode == SG_EXT_FILE || (o->ext_mode == SG_EXT_AUTO && spill))) {
-            pl->how = SG__NEW_EXTERNAL;
-        } else {
+    sg_tensor *t = pl->t;
+    size_t bytes = tensor_bytes(t);
+    bool can_move = t->dtype != SG_DTYPE_STRING && sg_dtype_size(t->dtype) && !t->has_segment;
+    pl->len = bytes;
+    if (sg_tensor_is_external(t)) {
+        if (o->ext_mode == SG_EXT_INLINE)
             pl->how = SG__KEEP_INLINE;
-        }
+        else if (o->ext_mode == SG_EXT_AUTO && S->L->same_folder && !S->data_name_is_kept &&
+                 t->ext_blob)
+            pl->how = SG__KEEP_EXTERNAL;
+        else if (o->ext_mode == SG_EXT_FILE && bytes < threshold)
+            pl->how = SG__KEEP_INLINE;
+        else
+            pl->how = SG__NEW_EXTERNAL;
+    } else if (can_move && bytes >= threshold &&
+               (o->ext_mode == SG_EXT_FILE || (o->ext_mode == SG_EXT_AUTO && S->spill))) {
+        pl->how = SG__NEW_EXTERNAL;
+    } else {
+        pl->how = SG__KEEP_INLINE;
+    }
+    if (pl->how == SG__NEW_EXTERNAL) {
+        S->data_end = (S->data_end + EXT_ALIGN - 1) & ~(uint64_t)(EXT_ALIGN - 1);
+        pl->offset = S->data_end;
+        S->data_end += pl->len;
     }
 }
 
-/* Rewrite the messages per plan; assign offsets in the new data file. */
-static sg_status apply_plan(struct sg__saver *S, const struct layout *L, uint64_t *data_size)
+/* The encoder meets a tensor for the first time: give it a placement. */
+static sg_status place(void *ctx, sg_tensor *t)
 {
-    uint64_t off = 0;
-    for (size_t i = 0; i < S->n_tensors; i++) {
-        struct sg__planned *pl = &S->tensors[i];
-        sg_tensor *t = pl->t;
-        Onnx__TensorProto *p = pl->msg;
-        switch (pl->how) {
-        case SG__KEEP_EXTERNAL:
-            sg__payload_typed(p, t);
-            p->has_data_location = t->has_data_location;
-            p->data_location = (Onnx__TensorProto__DataLocation)t->data_location;
-            p->n_external_data = t->n_external;
-            if (t->n_external &&
-                !(p->external_data = sg__save_build_kvs(S, t->external, t->n_external)))
-                return S->st = SG_ENOMEM;
-            break;
-        case SG__KEEP_INLINE:
-            if (sg_tensor_is_external(t)) {
-                sg__payload_clear(p);
-                p->has_raw_data = 1;
-                p->raw_data.data = (uint8_t *)t->ext_data;
-                p->raw_data.len = t->ext_len;
-            } else {
-                sg__payload_typed(p, t);
-                p->has_data_location = t->has_data_location;
-                p->data_location = (Onnx__TensorProto__DataLocation)t->data_location;
-            }
-            break;
-        case SG__NEW_EXTERNAL: {
-            off = (off + EXT_ALIGN - 1) & ~(uint64_t)(EXT_ALIGN - 1);
-            pl->offset = off;
-            off += pl->len;
-            sg__payload_clear(p);
-            p->has_data_location = 1;
-            p->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-            sg_kv kv[3];
-            char *num = sg_arena_alloc(S->a, 48);
-            if (!num)
-                return S->st = SG_ENOMEM;
-            snprintf(num, 24, "%" PRIu64, pl->offset);
-            snprintf(num + 24, 24, "%zu", pl->len);
-            kv[0] = (sg_kv){"location", L->data_name};
-            kv[1] = (sg_kv){"offset", num};
-            kv[2] = (sg_kv){"length", num + 24};
-            if (!(p->external_data = sg__save_build_kvs(S, kv, 3)))
-                return S->st = SG_ENOMEM;
-            p->n_external_data = 3;
-            break;
-        }
-        }
+    struct saver *S = ctx;
+    if (S->n_plans == S->cap_plans) {
+        size_t cap = S->cap_plans ? S->cap_plans * 2 : 64;
+        struct sg__tensor_plan *grown = sg_realloc(S->plans, cap * sizeof *grown);
+        if (!grown)
+            return SG_ENOMEM;
+        S->plans = grown;
+        S->cap_plans = cap;
     }
-    *data_size = off;
+    struct sg__tensor_plan *pl = &S->plans[S->n_plans++];
+    *pl = (struct sg__tensor_plan){t, SG__KEEP_INLINE, 0, 0};
+    t->save_plan = (uint32_t)S->n_plans;
+    decide(S, pl);
     return SG_OK;
+}
+
+/* Decide every placement again (after switching to spilling). */
+static void replan(struct saver *S)
+{
+    S->data_end = 0;
+    for (size_t i = 0; i < S->n_plans; i++)
+        decide(S, &S->plans[i]);
 }
 
 /* Copy `len` bytes at `offset` of the file `src` to the end of fd, in the
@@ -176,7 +153,7 @@ static int copy_range(const char *src, uint64_t offset, size_t len, int fd)
     return err;
 }
 
-static sg_status write_data_file(struct sg__saver *S, const struct layout *L, char **tmp_out)
+static sg_status write_data_file(struct saver *S, const struct layout *L, char **tmp_out)
 {
     char *tmp = NULL;
     int fd = sg__open_temp(L->data_path, &tmp, S->diag);
@@ -187,8 +164,8 @@ static sg_status write_data_file(struct sg__saver *S, const struct layout *L, ch
     static const uint8_t zeros[EXT_ALIGN];
     uint64_t written = 0;
     sg_status st = sink.buf ? SG_OK : SG_ENOMEM;
-    for (size_t i = 0; i < S->n_tensors && !st && !sink.err; i++) {
-        struct sg__planned *pl = &S->tensors[i];
+    for (size_t i = 0; i < S->n_plans && !st && !sink.err; i++) {
+        struct sg__tensor_plan *pl = &S->plans[i];
         if (pl->how != SG__NEW_EXTERNAL)
             continue;
         if (pl->offset > written)
@@ -212,7 +189,7 @@ static sg_status write_data_file(struct sg__saver *S, const struct layout *L, ch
             size_t n;
             const void *data = sg_tensor_data(S->m, t, &n, S->diag);
             if (!data)
-                st = S->diag ? S->diag->status : SG_EINVAL;
+                st = S->diag && S->diag->status ? S->diag->status : SG_EINVAL;
             else
                 sg__sink_append(&sink, data, n);
         }
@@ -235,8 +212,7 @@ static sg_status write_data_file(struct sg__saver *S, const struct layout *L, ch
     return SG_OK;
 }
 
-static sg_status write_model_file(struct sg__saver *S, Onnx__ModelProto *p,
-                                  const struct sg__emit_plan *plan, const char *path,
+static sg_status write_model_file(sg_model *m, struct sg__encoding *enc, const char *path,
                                   char **tmp_out, struct sg_diag *diag)
 {
     char *tmp = NULL;
@@ -249,7 +225,7 @@ static sg_status write_model_file(struct sg__saver *S, Onnx__ModelProto *p,
     if (!sink.buf) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
     } else {
-        sg__emit(S, p, plan, &sink);
+        sg__encode_write(enc, m, &sink);
         sg__sink_flush(&sink);
         if (sink.err)
             st = sg_diag_set(diag, SG_EIO, "writing '%s': %s", path, strerror(sink.err));
@@ -287,13 +263,13 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
                            "external data file '%s' must be a file name beside the model",
                            o->external_file);
 
-    struct sg__saver S = {m, sg_arena_create(), diag, SG_OK, NULL, 0, 0, NULL, sg_arena_create()};
-    struct sg__emit_plan sizes = {0};
+    struct saver S = {.m = m, .diag = diag, .o = o};
+    struct sg__encoding enc = {0};
     struct layout L = {0};
     char *out_dir = sg__dirname(path);
     char *data_name = NULL, *tmp_data = NULL, *tmp_model = NULL;
     sg_status st = SG_OK;
-    if (!S.a || !S.scratch || !out_dir) {
+    if (!out_dir) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         goto out;
     }
@@ -315,36 +291,33 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         goto out;
     }
-
-    Onnx__ModelProto *p = sg__save_build_model(&S);
-    if (!p) {
-        st =
-            sg_diag_set(diag, S.st ? S.st : SG_ENOMEM, "%s: out of memory building the file", path);
-        goto out;
-    }
-    uint64_t data_size = 0;
-    plan(&S, o, &L, false);
-    if ((st = apply_plan(&S, &L, &data_size)) || (st = sg__emit_measure(&S, p, &sizes)))
+    S.L = &L;
+    /* Keeping external tensors in a file we are about to replace is not
+     * possible: then every external tensor moves into the new file. */
+    for (size_t i = 0; i < m->n_mappings; i++)
+        if (m->mappings[i]->path && strcmp(m->mappings[i]->path, data_name) == 0)
+            S.data_name_is_kept = true;
+    if ((st = sg__encode_measure(&enc, m, &S.plans, place, &S, L.data_name)))
         goto nomem;
-    if (sizes.total > SG_PROTO_LIMIT && o->ext_mode == SG_EXT_AUTO) {
-        plan(&S, o, &L, true); /* move big tensors out to stay under protobuf's limit */
-        sg__emit_plan_free(&sizes);
-        if ((st = apply_plan(&S, &L, &data_size)) || (st = sg__emit_measure(&S, p, &sizes)))
+    if (enc.total > SG_PROTO_LIMIT && o->ext_mode == SG_EXT_AUTO) {
+        S.spill = true; /* move big tensors out to stay under protobuf's limit */
+        replan(&S);
+        if ((st = sg__encode_measure(&enc, m, &S.plans, place, &S, L.data_name)))
             goto nomem;
     }
-    if (sizes.total > SG_PROTO_LIMIT) {
+    if (enc.total > SG_PROTO_LIMIT) {
         st = sg_diag_set(diag, SG_ETOOBIG,
                          "%s: the model would be %zu bytes, over protobuf's 2 GB limit; "
                          "save with external data",
-                         path, sizes.total);
+                         path, enc.total);
         goto out;
     }
     bool any_new = false;
-    for (size_t i = 0; i < S.n_tensors; i++)
-        any_new |= S.tensors[i].how == SG__NEW_EXTERNAL;
+    for (size_t i = 0; i < S.n_plans; i++)
+        any_new |= S.plans[i].how == SG__NEW_EXTERNAL;
     if (any_new && (st = write_data_file(&S, &L, &tmp_data)))
         goto out;
-    if ((st = write_model_file(&S, p, &sizes, path, &tmp_model, diag)))
+    if ((st = write_model_file(m, &enc, path, &tmp_model, diag)))
         goto out;
     if (tmp_data && rename(tmp_data, L.data_path) != 0) {
         st = sg_diag_set(diag, SG_EIO, "%s: %s", L.data_path, strerror(errno));
@@ -370,13 +343,13 @@ out:
         unlink(tmp_model);
         sg_free(tmp_model);
     }
-    sg__emit_plan_free(&sizes);
-    sg_free(S.tensors);
+    for (size_t i = 0; i < S.n_plans; i++)
+        S.plans[i].t->save_plan = 0;
+    sg__encode_free(&enc);
+    sg_free(S.plans);
     sg_free(L.data_path);
     sg_free(data_name);
     sg_free(out_dir);
-    sg_arena_free(S.a);
-    sg_arena_free(S.scratch);
     return st;
 }
 
@@ -384,26 +357,24 @@ sg_status sg_model_save_buffer(sg_model *m, uint8_t **data, size_t *len, struct 
 {
     *data = NULL;
     *len = 0;
-    struct sg__saver S = {m, sg_arena_create(), diag, SG_OK, NULL, 0, 0, NULL, sg_arena_create()};
-    struct sg__emit_plan sizes = {0};
+    struct sg__encoding enc = {0};
     struct sg__sink sink = {.fd = -1, .grow = true};
     sg_status st = SG_OK;
-    Onnx__ModelProto *p = S.a && S.scratch ? sg__save_build_model(&S) : NULL;
-    if (!p || sg__emit_measure(&S, p, &sizes)) {
-        st = sg_diag_set(diag, SG_ENOMEM, "out of memory building the model");
+    if (sg__encode_measure(&enc, m, NULL, NULL, NULL, NULL)) {
+        st = sg_diag_set(diag, SG_ENOMEM, "out of memory measuring the model");
         goto out;
     }
-    if (sizes.total > SG_PROTO_LIMIT) {
+    if (enc.total > SG_PROTO_LIMIT) {
         st = sg_diag_set(diag, SG_ETOOBIG, "the model is %zu bytes, over protobuf's 2 GB limit",
-                         sizes.total);
+                         enc.total);
         goto out;
     }
-    sink.cap = sizes.total ? sizes.total : 1;
+    sink.cap = enc.total ? enc.total : 1;
     if (!(sink.buf = sg_malloc(sink.cap))) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         goto out;
     }
-    sg__emit(&S, p, &sizes, &sink);
+    sg__encode_write(&enc, m, &sink);
     if (sink.err) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         sg_free(sink.buf);
@@ -412,9 +383,6 @@ sg_status sg_model_save_buffer(sg_model *m, uint8_t **data, size_t *len, struct 
     *data = sink.buf;
     *len = sink.used;
 out:
-    sg__emit_plan_free(&sizes);
-    sg_free(S.tensors);
-    sg_arena_free(S.a);
-    sg_arena_free(S.scratch);
+    sg__encode_free(&enc);
     return st;
 }

@@ -50,17 +50,20 @@ typedef struct sg_bytes {
     size_t len;
 } sg_bytes;
 
+/* Fields a newer ONNX adds, kept verbatim so they round-trip: the encoded
+ * fields (tag and payload) in file order, written back after the known
+ * fields. Empty for nearly every message. */
+typedef struct sg_unknown {
+    const uint8_t *data;
+    size_t len;
+} sg_unknown;
+
 /* key/value pairs (metadata_props, external_data, bindings), kept in order. */
 typedef struct sg_kv {
     const char *key;
     const char *value;
+    sg_unknown unknown;
 } sg_kv;
-
-/* Fields a newer ONNX adds, kept verbatim so they round-trip (opaque). */
-typedef struct sg_unknown {
-    unsigned count;
-    void *fields; /* ProtobufCMessageUnknownField[count], in the arena */
-} sg_unknown;
 
 /* ------------------------------------------------------------------ types */
 
@@ -148,9 +151,10 @@ struct sg_tensor {
     size_t ext_len;
     sg_blob *ext_blob; /* borrowed: the model keeps its mappings until freed */
 
-    sg_blob *owner; /* holds `raw` when it is not in the arena (one reference) */
-    bool listed;    /* in the model's list of tensors holding a blob */
-    void *native;   /* cached native-layout copy made by sg_tensor_data */
+    sg_blob *owner;     /* holds `raw` when it is not in the arena (one reference) */
+    uint32_t save_plan; /* scratch of the saver: index + 1 of its placement */
+    bool listed;        /* in the model's list of tensors holding a blob */
+    void *native;       /* cached native-layout copy made by sg_tensor_data */
     sg_unknown unknown;
 };
 
@@ -424,6 +428,7 @@ struct sg_model {
     /* Where the model came from (for external data); NULL when built in memory. */
     char *path;
     char *dir;
+    sg_blob *source;    /* the loaded file's bytes: tensor payloads point into it */
     sg_blob **mappings; /* external data files mapped so far */
     size_t n_mappings;
     bool has_external; /* some tensor was loaded with external data */

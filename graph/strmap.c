@@ -12,22 +12,37 @@
 #include <string.h>
 #include <sys/mman.h>
 
-uint64_t sg__strhash(const char *s)
+static inline uint64_t finish(uint64_t h)
 {
-    /* FNV-1a over the bytes, then a full 64-bit finalizer (murmur3's fmix64):
-     * FNV alone leaves the low bits, which pick the slot, poorly mixed for
-     * names that differ only in their last digits ("t1234", "t1235"). */
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        h ^= *p;
-        h *= 1099511628211ull;
-    }
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
     h *= 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 33;
     return h;
+}
+
+/* FNV-1a over the bytes, then a full 64-bit finalizer (murmur3's fmix64):
+ * FNV alone leaves the low bits, which pick the slot, poorly mixed for
+ * names that differ only in their last digits ("t1234", "t1235"). */
+uint64_t sg__strhash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        h ^= *p;
+        h *= 1099511628211ull;
+    }
+    return finish(h);
+}
+
+uint64_t sg__strhash_n(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return finish(h);
 }
 
 /* The tag kept for a hash: its high half, with 0 reserved for "empty". */

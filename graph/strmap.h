@@ -27,6 +27,9 @@ struct sg__strmap {
 };
 
 uint64_t sg__strhash(const char *s);
+/* The same hash of len bytes that need no NUL (equal to sg__strhash of the
+ * same characters NUL-terminated). */
+uint64_t sg__strhash_n(const char *s, size_t len);
 
 /* Zero-initialised maps are valid and empty; free releases the table. */
 void sg__strmap_free(struct sg__strmap *m);

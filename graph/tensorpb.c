@@ -2,6 +2,7 @@
  * tensorpb.c - tensors stored as a serialized ONNX TensorProto (.pb), the
  * format of the ONNX backend tests' input_N.pb / output_N.pb files.
  */
+#include "decode_impl.h"
 #include "load_impl.h"
 #include "sg_alloc.h"
 #include "sg_tensorfile.h"
@@ -11,17 +12,6 @@
 #include <string.h>
 
 #define PB_MAX_FILE ((size_t)2147483647)
-
-static void *pb_alloc(void *ctx, size_t size)
-{
-    return sg_arena_alloc(ctx, size);
-}
-
-static void pb_free(void *ctx, void *p)
-{
-    (void)ctx;
-    (void)p;
-}
 
 static sg_status copy_out(sg_model *m, sg_tensor *t, const char *path, struct sg_array *out,
                           struct sg_diag *diag)
@@ -91,12 +81,10 @@ static sg_status decode_tensor(const uint8_t *buf, size_t len, const char *label
     sg_model *m = sg_model_create();
     if (!m)
         return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", label);
-    ProtobufCAllocator alloc = {pb_alloc, pb_free, m->arena};
-    Onnx__TensorProto *p = len ? onnx__tensor_proto__unpack(&alloc, len, buf) : NULL;
-    if (!p) {
+    if (!len) {
         st = sg_diag_set(diag, SG_EPARSE, "%s: not a valid TensorProto file", label);
     } else {
-        sg_tensor *t = sg__tensor_from_proto(m, p, diag);
+        sg_tensor *t = sg__decode_tensor_bytes(m, buf, len, diag);
         if (!t) {
             sg_diag_prefix(diag, "%s", label);
             st = diag ? diag->status : SG_EPARSE;

@@ -386,7 +386,7 @@ static int compile(struct args *a)
         return cli_usage(&sg_cmd_atc, "--overflow takes inf or saturation, not '%s'", a->overflow);
     if (a->shape && sg_input_shapes_parse(a->shape, &shapes, &d))
         return cli_usage(&sg_cmd_atc, "%s", d.msg);
-    enum backend backend;
+    enum backend backend = BACKEND_PRINT;
     if ((rc = choose_backend(a, &backend, &exe)) != SG_EXIT_OK)
         goto out;
     bool mock = backend == BACKEND_MOCK;
