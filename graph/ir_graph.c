@@ -912,7 +912,7 @@ sg_status sg_value_replace_uses(sg_value *old, sg_value *new_, bool outputs_too,
 size_t sg_graph_count_nodes(const sg_graph *g, bool recursive)
 {
     size_t total = g->n_nodes;
-    if (!recursive)
+    if (!recursive || !g->has_subgraphs)
         return total;
     for (sg_node *n = g->first; n; n = n->next)
         for (uint32_t a = 0; a < n->n_attrs; a++) {

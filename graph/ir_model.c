@@ -212,8 +212,19 @@ const char *sg_model_fresh_name(sg_model *m, const char *base)
         char *buf = sg_arena_alloc(m->arena, len);
         if (!buf)
             return NULL;
+        /* "<base>_<n>", n counting up: hand-formatted, this runs once per
+         * inserted node and value. */
+        size_t bl = strlen(base);
+        memcpy(buf, base, bl);
+        buf[bl] = '_';
         do {
-            snprintf(buf, len, "%s_%llu", base, (unsigned long long)++m->fresh);
+            char digits[24];
+            int k = 0;
+            for (unsigned long long v = ++m->fresh; v; v /= 10)
+                digits[k++] = (char)('0' + v % 10);
+            for (int i = 0; i < k; i++)
+                buf[bl + 1 + i] = digits[k - 1 - i];
+            buf[bl + 1 + k] = '\0';
         } while (sg__name_used(m, buf));
         name = buf;
     }

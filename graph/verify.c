@@ -125,7 +125,7 @@ static sg_status verify_sub(sg_graph *sub, void *ctx)
  * with the counts of slots and of explicit entries equal (checked by the
  * caller) that makes slots and entries match one to one. */
 static sg_status check_node(sg_graph *g, sg_node *n, uint64_t *slots, uint32_t stamp,
-                            struct sg_diag *diag)
+                            bool *in_order, struct sg_diag *diag)
 {
     if (n->graph != g || n->dead)
         return sg_diag_set(diag, SG_EINVAL, "node '%s' is listed in graph '%s' but not part of it",
@@ -149,6 +149,8 @@ static sg_status check_node(sg_graph *g, sg_node *n, uint64_t *slots, uint32_t s
             return sg_diag_set(diag, SG_EINVAL,
                                "node '%s' input %u '%s' is not a value of its graph", nlabel(n), i,
                                v->name);
+        if (v->producer && v->producer->graph == g && v->producer->mark >= n->mark)
+            *in_order = false; /* produced later in the list (or by n itself) */
         if (!is_defined(v) && !lenient(g))
             return sg_diag_set(diag, SG_EUNDEF, "node '%s' (%s) reads undefined value '%s'",
                                nlabel(n), n->op_type, v->name);
@@ -244,11 +246,16 @@ static sg_status check_list(sg_graph *g, sg_value **list, uint32_t n, uint32_t f
 
 sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
 {
+    /* One walk checks the list and numbers the nodes (node->mark = 1, 2,
+     * ...): the node walk below then sees whether the list is in
+     * topological order without another pass (walks over a big graph are
+     * cache misses, one per node). */
     uint32_t count = 0;
     const sg_node *prev = NULL;
     for (sg_node *n = g->first; n; n = n->next) {
         if (n->prev != prev || ++count > g->n_nodes)
             return sg_diag_set(diag, SG_EINVAL, "graph '%s' node list is corrupt", gname(g));
+        n->mark = count;
         prev = n;
     }
     if (count != g->n_nodes || g->last != prev)
@@ -282,8 +289,9 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
         (st =
              check_list(g, g->inits, g->n_inits, SG_VALUE_INITIALIZER, "initializer", stamp, diag)))
         goto out;
+    bool in_order = !g->has_subgraphs; /* captures add dependencies the walk cannot see */
     for (sg_node *n = g->first; n; n = n->next)
-        if ((st = check_node(g, n, &slots, stamp, diag)))
+        if ((st = check_node(g, n, &slots, stamp, &in_order, diag)))
             goto out;
     if (slots != entries) {
         st = sg_diag_set(diag, SG_EINVAL,
@@ -293,7 +301,7 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
         goto out;
     }
 
-    if (g->n_nodes) {
+    if (g->n_nodes && !in_order) {
         sg_node **order = sg_malloc(g->n_nodes * sizeof *order);
         if (!order) {
             st = sg_diag_set(diag, SG_ENOMEM, "out of memory verifying graph");
