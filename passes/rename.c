@@ -99,28 +99,32 @@ static sg_status read_map(struct ctx *c, const char *path)
     return SG_OK;
 }
 
-/* The new name for `name`, or NULL to leave it. */
-static const char *new_name(struct ctx *c, const char *name)
+/* Sets *out to the new name for `name`, or NULL to leave it. Fails only
+ * when out of memory, which must stop the pass rather than skip the name. */
+static sg_status new_name(struct ctx *c, const char *name, const char **out)
 {
+    *out = NULL;
     const char *mapped = sg__strmap_get(&c->map, name);
     if (mapped) {
         if (sg__strmap_put(&c->used, name, (void *)name))
-            return NULL;
-        return mapped;
+            return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
+        *out = mapped;
+        return SG_OK;
     }
     const char *pre = c->opts[OPT_PREFIX].s, *suf = c->opts[OPT_SUFFIX].s;
     if (!*pre && !*suf)
-        return NULL;
+        return SG_OK;
     size_t need = strlen(pre) + strlen(name) + strlen(suf) + 1;
     if (need > c->cap) {
         char *g = sg_realloc(c->buf, need);
         if (!g)
-            return NULL;
+            return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
         c->buf = g;
         c->cap = need;
     }
     snprintf(c->buf, c->cap, "%s%s%s", pre, name, suf);
-    return c->buf;
+    *out = c->buf;
+    return SG_OK;
 }
 
 static sg_status rename_value(struct ctx *c, sg_value *v, bool main_graph)
@@ -130,11 +134,12 @@ static sg_status rename_value(struct ctx *c, sg_value *v, bool main_graph)
     if (main_graph && (v->flags & (SG_VALUE_INPUT | SG_VALUE_OUTPUT)) && !c->opts[OPT_IO].b)
         return SG_OK;
     const char *old = v->name;
-    const char *name = new_name(c, old);
-    if (!name || strcmp(name, old) == 0)
-        return SG_OK;
+    const char *name;
+    sg_status st = new_name(c, old, &name);
+    if (st || !name || strcmp(name, old) == 0)
+        return st;
     struct sg_diag d = {0};
-    sg_status st = sg_value_rename(v, name, &d);
+    st = sg_value_rename(v, name, &d);
     if (st)
         return sg_diag_set(c->diag, st, "cannot rename value '%s' to '%s': %s", old, name, d.msg);
     sg_report_change(c->rep, "value renamed", "%s -> %s", old, v->name);
@@ -163,7 +168,9 @@ static sg_status run_graph(sg_graph *g, void *arg)
             if (!n->name || !*n->name)
                 continue;
             const char *old = n->name;
-            const char *name = new_name(c, old);
+            const char *name;
+            if ((st = new_name(c, old, &name)))
+                return st;
             if (!name || strcmp(name, old) == 0)
                 continue;
             struct sg_diag d = {0};

@@ -73,25 +73,25 @@ static void fmt_shape(const int64_t *v, size_t n, char *buf, size_t size)
         snprintf(buf + pos, size - pos, "]");
 }
 
-/* The int64 values of a 1-D integer constant, or NULL. sg_malloc'd. */
-static int64_t *read_ints(struct ctx *c, sg_value *v, size_t *n)
+/* Shape constants longer than this are not shapes of a batched tensor. */
+enum { MAX_SHAPE_INTS = 64 };
+
+/* Reads a 1-D integer constant of at most MAX_SHAPE_INTS values into vals;
+ * false when v is anything else. No allocation, so an allocation failure can
+ * never be mistaken for "not a constant" and skip a rewrite silently. */
+static bool read_ints(struct ctx *c, sg_value *v, int64_t vals[MAX_SHAPE_INTS], size_t *n)
 {
     sg_tensor *t = sg__const_tensor(v);
     if (!t || t->rank != 1 || (t->dtype != SG_DTYPE_INT64 && t->dtype != SG_DTYPE_INT32))
-        return NULL;
+        return false;
     int64_t count = sg_tensor_numel(t);
-    if (count < 0 || count > 64)
-        return NULL;
-    int64_t *vals = sg_malloc(((size_t)count + 1) * sizeof *vals);
-    if (!vals)
-        return NULL;
+    if (count < 0 || count > MAX_SHAPE_INTS)
+        return false;
     for (int64_t i = 0; i < count; i++)
-        if (!sg__tensor_get_i64(c->m, t, (size_t)i, &vals[i])) {
-            sg_free(vals);
-            return NULL;
-        }
+        if (!sg__tensor_get_i64(c->m, t, (size_t)i, &vals[i]))
+            return false;
     *n = (size_t)count;
-    return vals;
+    return true;
 }
 
 static void check_by_hand(struct ctx *c, const sg_node *n, uint32_t slot, const int64_t *v,
@@ -166,11 +166,9 @@ static sg_status shape_node(struct ctx *c, sg_node *n, uint32_t slot, bool has_d
     if (slot >= n->n_inputs || !n->inputs[slot])
         return SG_OK;
     size_t count = 0;
-    int64_t *vals = read_ints(c, n->inputs[slot], &count);
-    if (!vals || !count) {
-        sg_free(vals);
+    int64_t vals[MAX_SHAPE_INTS];
+    if (!read_ints(c, n->inputs[slot], vals, &count) || !count)
         return SG_OK; /* computed at run time: follows the inputs */
-    }
     const struct sg_dim_spec *nb = &c->opts[OPT_BATCH].dim;
     bool data_down = has_data && n->inputs[0] && sg__ptrset_has(&c->down, n->inputs[0]);
     sg_status st = SG_OK;
@@ -203,7 +201,6 @@ static sg_status shape_node(struct ctx *c, sg_node *n, uint32_t slot, bool has_d
         check_by_hand(c, n, slot, vals, count,
                       "hard-coded leading dim while the old batch was symbolic");
     }
-    sg_free(vals);
     return st;
 }
 
@@ -213,10 +210,10 @@ static sg_status other_consts(struct ctx *c, sg_node *n, uint32_t from, uint32_t
         if (!n->inputs[slot])
             continue;
         size_t count = 0;
-        int64_t *vals = read_ints(c, n->inputs[slot], &count);
-        if (vals && (contains_old(c, vals, count, false) || (count && multiple_of_old(c, vals[0]))))
+        int64_t vals[MAX_SHAPE_INTS];
+        if (read_ints(c, n->inputs[slot], vals, &count) &&
+            (contains_old(c, vals, count, false) || (count && multiple_of_old(c, vals[0]))))
             check_by_hand(c, n, slot, vals, count, "holds the old batch");
-        sg_free(vals);
     }
     return SG_OK;
 }
