@@ -1163,8 +1163,12 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
                 if (sg__value_add_use(v, n, (int32_t)slot) != SG_OK)
                     return nomem(D);
                 n->inputs[slot] = v;
-                if (!v->producer && !v->init && !v->sparse_init && !(v->flags & SG_VALUE_INPUT))
-                    g->maybe_unsorted = true; /* read before it is made (or from outside) */
+                /* Read before it is made (or from outside), or made by this
+                 * very node when its outputs precede its inputs on the wire:
+                 * either way only a sort can tell whether there is a cycle. */
+                if ((!v->producer && !v->init && !v->sparse_init && !(v->flags & SG_VALUE_INPUT)) ||
+                    v->producer == n)
+                    g->maybe_unsorted = true;
             } else {
                 if (v->producer)
                     return sg_diag_set(D->diag, SG_EDUP,

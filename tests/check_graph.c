@@ -633,6 +633,28 @@ START_TEST(test_print)
 }
 END_TEST
 
+/* Names from a model may hold any bytes: diagnostics stay one line of
+ * valid UTF-8, with the odd bytes written as \xNN, in set and prefix. */
+START_TEST(test_diag_printable)
+{
+    struct sg_diag d = {0};
+    sg_diag_set(&d, SG_EPARSE, "node '%s' and '%s'", "a\nb\x01", "caf\xc3\xa9 \xa0\xff!");
+    ck_assert_str_eq(d.msg, "node 'a\\x0ab\\x01' and 'caf\xc3\xa9 \\xa0\\xff!'");
+    sg_diag_prefix(&d, "file '%s'", "x\ty");
+    ck_assert_str_eq(d.msg, "file 'x\\x09y': node 'a\\x0ab\\x01' and 'caf\xc3\xa9 \\xa0\\xff!'");
+    /* Cut to fit, never in the middle of an escape. */
+    char big[SG_DIAG_MAX + 8];
+    memset(big, 0x01, sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    sg_diag_clear(&d);
+    sg_diag_set(&d, SG_EPARSE, "%s", big);
+    size_t len = strlen(d.msg);
+    ck_assert_uint_lt(len, SG_DIAG_MAX);
+    ck_assert_uint_eq(len % 4, 0);
+    ck_assert_str_eq(d.msg + len - 4, "\\x01");
+}
+END_TEST
+
 Suite *suite_graph(void)
 {
     Suite *s = suite_create("graph");
@@ -649,6 +671,7 @@ Suite *suite_graph(void)
     tcase_add_test(tc, test_infer_dtypes);
     tcase_add_test(tc, test_renames);
     tcase_add_test(tc, test_print);
+    tcase_add_test(tc, test_diag_printable);
     suite_add_tcase(s, tc);
     return s;
 }
