@@ -1230,7 +1230,12 @@ START_TEST(test_cli_exit_codes)
         {"compare -t %1$s/target -o %2$s/j", 0, 2, "missing -g GOLDEN_DIR"},
         {"compare -g %1$s/golden -t %1$s/target -o %2$s/k --cosine 2", 0, 2, "bad threshold"},
         {"compare -g %1$s/golden -t %1$s/target -o %2$s/l --bogus", 0, 2, "unknown option"},
-        {"compare %3$s --target mock -o %2$s/m", 0, 2, "not available yet"},
+        {"compare %3$s --target mock -o %2$s/m", 0, 2, "--target mock needs --soc"},
+        {"compare %3$s -o %2$s/n", 0, 2, "missing --target"},
+        {"compare %3$s --target mock --soc Ascend910B1 -g %1$s/golden -o %2$s/o", 0, 2,
+         "-g belongs to the dump-folder form"},
+        {"compare -g %1$s/golden -t %1$s/target -o %2$s/p --precision force_fp16", 0, 2,
+         "--precision belongs to the end-to-end form"},
     };
     const char *fx[4] = {ov, id, be, bad};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
