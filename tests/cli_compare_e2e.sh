@@ -125,6 +125,8 @@ py 'r["verdict"] == "PASS" and ff["NPUDump"] == "Exp_3" and ff["OverFlow"]'
 # Keeping only Exp in float32 is not enough (README: its float16 reader).
 run 3 "$S" compare "$M" "${FP16[@]}" --keep Exp "${IN[@]}" -o keep
 has err "wrote keep/exp_overflow.keep_dtype.cfg"
+DIR=keep
+py 'not [x for x in rows if x["NPUDump"] == "Exp_3"][0]["OverFlow"] and outs[0]["OverFlow"]'
 # An Ascend310 saturates at 65504 instead: 65504 * 0 is 0, the output holds.
 run 0 "$S" compare "$M" --target mock --soc Ascend310P3 --precision force_fp16 "${IN[@]}" -o sat
 has out "overflow saturation"
@@ -276,7 +278,16 @@ run 2 "$S" compare -g fp16/golden -t fp16/target -o u --random 1
 has err "--random belongs to the end-to-end form"
 absent u
 
-# --- 11. quiet ------------------------------------------------------------
+# --- 11. the demo's loop notices a step that goes wrong -------------------
+# (ctest's `demo` runs it as it is; here compare is made to pass in float32,
+# so the demo's first step, which must find the overflow, does not.)
+printf '#!/bin/bash\nif [ "$1" = compare ]; then exec "%s" "$@" --precision force_fp32; fi\nexec "%s" "$@"\n' \
+    "$S" "$S" >wrapped
+chmod +x wrapped
+run 1 bash "$SRC/tools/demo_loop.sh" "$W/wrapped" "$W/demo"
+has err "demo: step 1 did not behave as expected (exit code 0, want 3"
+
+# --- 12. quiet ------------------------------------------------------------
 run 3 "$S" compare "$M" "${FP16[@]}" "${IN[@]}" -o quiet -q
 same out ""
 same err ""
