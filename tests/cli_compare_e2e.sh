@@ -183,11 +183,12 @@ py 'run["target_dumps"] == "dev/dumps" and run["map"] == "dev/map.json"'
 export PATH="$FAKE:$BASE_PATH" FAKE_ATC_LOG=$W/atc.log FAKE_ATC_JSON=$W/dev/map.json
 : >atc.log
 run 3 "$S" compare "$M" --target atc --soc Ascend910B1 --precision force_fp16 -t dev/dumps \
-    -i x=fp16/inputs/x.npy -o a1
+    -i x=fp16/inputs/x.npy --input-shape x:1,4,16 -o a1
 has out "first failing operator: Exp_3Mul_6Add_9 (Add), cause: overflow"
 has atc.log "--model=$M"
 has atc.log "--soc_version=Ascend910B1"
 has atc.log "--precision_mode=force_fp16"
+has atc.log "--input_shape=x:1,4,16"
 has atc.log "--mode=1"
 has out "--from-map a1/exp_overflow.json"
 checks=$((checks + 1))
