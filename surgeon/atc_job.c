@@ -236,6 +236,7 @@ static void report_mock(const struct cli_atc_job *a, const sg_mock_report *rep)
 static int choose_backend(const struct cli_atc_job *a, enum backend *backend, char **exe)
 {
     *exe = NULL;
+    *backend = BACKEND_PRINT; /* a default: every path that returns SG_EXIT_OK sets it */
     if (a->print && a->mock)
         return cli_usage(a->cmd, "--print shows the real atc command; --mock runs the mock "
                                  "compiler: give one of them");

@@ -718,6 +718,7 @@ static int compare(struct job *j, const char *map, const char *target_dumps, con
                    bool *made)
 {
     const struct cli_e2e *e = j->e;
+    *made = false;
     char *golden = join(j->out, "golden");
     if (!golden)
         return oom();
@@ -735,7 +736,6 @@ static int compare(struct job *j, const char *map, const char *target_dumps, con
     sg_compare_result *r = NULL;
     char *csv = NULL;
     int rc;
-    *made = false;
     if (sg_compare_run(&opts, &r, &d) ||
         sg_compare_write_reports(r, j->out, time(NULL), &csv, &d)) {
         cli_progress_show(&j->prog, NULL);
