@@ -333,12 +333,18 @@ static sg_status save_inputs(struct job *j, struct sg_diag *d)
     for (uint32_t r = 0; r < j->n_values; r++) {
         char safe[SG_DUMP_NAME_MAX + 1], rel[SG_DUMP_NAME_MAX + 32];
         sg_dump_sanitize(j->names[r], safe, SG_DUMP_NAME_MAX - 16);
-        snprintf(rel, sizeof rel, "inputs/%s.npy", safe);
-        for (uint32_t k = 0; k < r; k++)
-            if (strcmp(j->files[k], rel) == 0) {
-                snprintf(rel, sizeof rel, "inputs/%s_%u.npy", safe, r);
-                k = 0;
-            }
+        /* Two names may sanitize alike: number the later ones. */
+        for (unsigned n = 0;; n++) {
+            if (n)
+                snprintf(rel, sizeof rel, "inputs/%s_%u.npy", safe, n);
+            else
+                snprintf(rel, sizeof rel, "inputs/%s.npy", safe);
+            bool clash = false;
+            for (uint32_t k = 0; k < r; k++)
+                clash |= strcmp(j->files[k], rel) == 0;
+            if (!clash)
+                break;
+        }
         if (!(j->files[r] = sg_strdup(rel)) || !(j->shown[r] = join(j->out, rel)))
             return sg_diag_set(d, SG_ENOMEM, "out of memory");
         if (!join_buf(path, sizeof path, j->tmp, rel))

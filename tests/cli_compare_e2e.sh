@@ -145,6 +145,36 @@ a, b = json.load(open("first.json")), json.load(open("fp16/result.json"))
 assert json.dumps(strip(a), sort_keys=True) == json.dumps(strip(b), sort_keys=True)
 EOF
 nothing_left
+# Input names that sanitize alike ('.' and '/' become '_') get files of
+# their own, and the repeat command reads them back.
+$PY - <<'EOF'
+import onnx
+from onnx import TensorProto, helper
+vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3])
+g = helper.make_graph([helper.make_node("Sub", ["a.b", "a/b"], ["y"], name="Sub_0")], "two",
+                      [vi("a.b"), vi("a/b")], [vi("y")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, "two.onnx")
+EOF
+run 0 "$S" compare two.onnx --target mock --soc Ascend910B1 --random 3 -o two
+has out "-i a.b=two/inputs/a_b.npy -i a/b=two/inputs/a_b_1.npy"
+DIR=two
+py '(np.load(d + "/inputs/a_b.npy") == np.load(d + "/golden/inputs/a_b.npy")).all()'
+py 'not (np.load(d + "/inputs/a_b.npy") == np.load(d + "/inputs/a_b_1.npy")).all()'
+REPEAT=$($PY -c 'import json; print(json.load(open("two/run.json"))["repeat"])')
+run 0 bash -c "surgeon() { \"$S\" \"\$@\"; }; ${REPEAT}"
+has out "verdict: PASS"
+# (the dump writer of `surgeon run` keeps them apart the same way)
+run 0 "$S" run two.onnx --random 3 -o tworun
+checks=$((checks + 1))
+$PY - <<'EOF' || fail "tworun: the inputs a.b and a/b share a file"
+import json, numpy as np
+m = json.load(open("tworun/manifest.json"))
+files = {i["name"]: i["file"] for i in m["inputs"]}
+assert files == {"a.b": "inputs/a_b.npy", "a/b": "inputs/a_b_1.npy"}, files
+assert not (np.load("tworun/inputs/a_b.npy") == np.load("tworun/inputs/a_b_1.npy")).all()
+EOF
 
 # --- 6. a given mock OM ---------------------------------------------------
 cp off/exp_overflow.om off.om
