@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ATC's dtype names (GE's DT_*). */
@@ -247,6 +248,13 @@ static sg_status open_temp(const char *path, FILE **f, char **tmp, struct sg_dia
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     snprintf(*tmp, len, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(*tmp);
+    if (fd >= 0) {
+        /* The map is an ordinary output: the umask's permissions, not
+         * mkstemp's 0600 (kept if fchmod fails: correct, only stricter). */
+        mode_t mask = umask(0);
+        umask(mask);
+        (void)!fchmod(fd, 0666 & ~mask);
+    }
     if (fd >= 0 && (*f = fdopen(fd, "w")))
         return SG_OK;
     sg_status st = sg_diag_set(diag, SG_EIO, "%s: cannot create a temporary file beside it: %s",

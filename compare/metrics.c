@@ -228,7 +228,11 @@ static void finish(const struct pass1 *a, const struct pass2 *b, bool is_bool, s
         m->cosine = NAN;
         m->flags |= nx <= EPS ? SG_METRIC_TARGET_ZERO : SG_METRIC_GOLDEN_ZERO;
     } else {
-        m->cosine = a->sxy / (nx * ny);
+        /* One square root of the product, not a product of roots: for
+         * identical sides sqrt(s * s) is exactly s (binary floating point,
+         * correctly rounded), so two equal runs give cosine exactly 1.
+         * Float32 data cannot overflow or underflow the double product. */
+        m->cosine = a->sxy / sqrt(a->sxx * a->syy);
         if (m->cosine > 1.0)
             m->cosine = 1.0;
     }

@@ -19,10 +19,14 @@ def exp_overflow():
 
     A Mul-Sub-Sub chain feeds an Exp whose result is selected away by an
     arithmetic mask where its input is large: y = exp(t)*m + t*(1-m) with
-    m = (t < 10). In float32 the unselected exp(t) is large but finite and
+    m = (t < 5). In float32 the unselected exp(t) is large but finite and
     multiplies by 0; in float16 it overflows to inf and inf*0 = NaN reaches
     the output. Clipping Exp's input to ln(65504) fixes it without changing
     any selected value. Inputs in [0, 1) are safe; inputs up to 5 overflow.
+    The selected values stay below e^5 ~ 148, where float16 rounding keeps
+    the output within msit's default thresholds once the overflow is gone
+    (with a limit of 10 they reach 22026, where float16's spacing of 16
+    alone puts the RMSE past 1.0 and no fix could pass).
     """
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 16])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 16])
@@ -30,7 +34,7 @@ def exp_overflow():
         numpy_helper.from_array(np.array(4.0, dtype=np.float32), "scale"),
         numpy_helper.from_array(np.array(0.5, dtype=np.float32), "bias1"),
         numpy_helper.from_array(np.array(0.25, dtype=np.float32), "bias2"),
-        numpy_helper.from_array(np.array(10.0, dtype=np.float32), "limit"),
+        numpy_helper.from_array(np.array(5.0, dtype=np.float32), "limit"),
         numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one"),
     ]
     nodes = [

@@ -267,9 +267,21 @@ sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v
 
 sg_status sg_dump_input(sg_dump *d, const char *name, const sg_rt_value *v, struct sg_diag *diag)
 {
-    char safe[SG_DUMP_NAME_MAX + 1], rel[SG_DUMP_NAME_MAX + 16];
-    sg_dump_sanitize(name, safe, SG_DUMP_NAME_MAX - 4);
-    snprintf(rel, sizeof rel, "inputs/%s.npy", safe);
+    char safe[SG_DUMP_NAME_MAX + 1], rel[SG_DUMP_NAME_MAX + 32];
+    sg_dump_sanitize(name, safe, SG_DUMP_NAME_MAX - 16);
+    /* Names that sanitize alike ("a.b", "a/b") must not share a file:
+     * number the later ones. */
+    for (unsigned n = 0;; n++) {
+        if (n)
+            snprintf(rel, sizeof rel, "inputs/%s_%u.npy", safe, n);
+        else
+            snprintf(rel, sizeof rel, "inputs/%s.npy", safe);
+        bool clash = false;
+        for (size_t i = 0; i < d->n; i++)
+            clash |= d->e[i].is_input && d->e[i].file && strcmp(d->e[i].file, rel) == 0;
+        if (!clash)
+            break;
+    }
     size_t len = strlen(d->dir) + sizeof rel + 2;
     char *path = sg_malloc(len);
     if (!path)

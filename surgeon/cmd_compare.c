@@ -1,8 +1,10 @@
 /*
  * cmd_compare.c - `surgeon compare`: compare a target run's dumps with a
- * golden run's, layer by layer, and say which operator breaks the model.
+ * golden run's, layer by layer, and say which operator breaks the model;
+ * or, given a MODEL, make both runs first (compare_e2e.c).
  */
 #include "cli.h"
+#include "compare_e2e.h"
 #include "sg_alloc.h"
 #include "sg_compare.h"
 #include "sg_io.h"
@@ -18,9 +20,16 @@ static int run(int argc, char **argv);
 
 const struct sg_command sg_cmd_compare = {
     "compare",
-    "compare dumps of a target run with a golden run, find the first failing operator",
+    "compare a target run with a golden run layer by layer, find the first failing operator",
     "usage: surgeon compare -g GOLDEN_DIR -t TARGET_DIR [-m MAP.json] [--model MODEL.onnx]\n"
-    "                       -o OUT [--cosine T] [--red T] [--kl T] [--rmse T] [--mre T] [-q]\n\n"
+    "                       -o OUT [THRESHOLDS] [-q]\n"
+    "       surgeon compare MODEL.onnx --target mock|atc|OM_FILE -o OUT [--soc SOC]\n"
+    "                       [--precision MODE] [--fusion off|FILE]\n"
+    "                       [--keep-dtype FILE | --keep OPS [--keep-nodes NAMES]]\n"
+    "                       [--overflow inf|saturation]\n"
+    "                       [-i FILE|NAME=FILE ... | --random SEED [--range LO,HI]]\n"
+    "                       [--input-shape SHAPES] [-t DEVICE_DUMPS] [-m MAP.json]\n"
+    "                       [THRESHOLDS] [--threads N] [-q]\n\n"
     "Compare every operator output dumped by a target run (TARGET_DIR) with the\n"
     "golden run's (GOLDEN_DIR), as msit does: dumps named <node>.<i>.<timestamp>.npy\n"
     "(both sides) or, for the target, <OpType>.<OpName>.<task>.<stream>.<timestamp>\n"
@@ -33,7 +42,27 @@ const struct sg_command sg_cmd_compare = {
     "      --model FILE     the original ONNX model: rows in topological order, network\n"
     "                       outputs known, inputs of the failing operator checked\n"
     "  -o, --output DIR     where to write result_<timestamp>.csv (msit's columns),\n"
-    "                       result.json and report.html\n"
+    "                       result.json and report.html\n\n"
+    "End to end, given MODEL.onnx: run it in float32 with every node dumped (the\n"
+    "golden run, OUT/golden; its inputs saved in OUT/inputs), compile it, run the\n"
+    "compiled model with every op dumped (OUT/target), compare, and write the\n"
+    "reports into OUT. OUT is replaced only when all of that worked; an OUT that\n"
+    "is not an earlier end-to-end compare (run.json) is refused.\n"
+    "  --target mock        compile with surgeon's mock compiler (OUT/<model>.om and\n"
+    "                       .json) and run the mock OM with float16 emulation\n"
+    "  --target atc         compile with the real atc and map it with atc --mode=1; the\n"
+    "                       OM needs an Ascend device, so give its dumps with -t DIR\n"
+    "  --target OM_FILE     a compiled model: a mock OM runs here; a real OM's device\n"
+    "                       dumps must be given with -t DIR (its map with -m, else\n"
+    "                       atc --mode=1 makes it)\n"
+    "  --soc SOC, --precision MODE, --fusion off|FILE, --keep-dtype FILE, --keep OPS,\n"
+    "  --keep-nodes NAMES, --overflow inf|saturation\n"
+    "                       compile options, exactly as 'surgeon atc' takes them\n"
+    "                       (--target mock|atc; --soc is required there)\n"
+    "  -i, --input FILE|NAME=FILE, --input-shape SHAPES, --random SEED, --range LO,HI\n"
+    "                       the inputs, exactly as 'surgeon run' takes them\n"
+    "  --threads N          BLAS threads of both runs\n\n"
+    "Thresholds (both forms):\n"
     "      --cosine T       precision error when cosine similarity < T (default 0.99)\n"
     "      --red T          ... relative Euclidean distance > T (default 0.05)\n"
     "      --kl T           ... KL divergence > T (default 0.005)\n"
@@ -43,25 +72,35 @@ const struct sg_command sg_cmd_compare = {
     "A tensor is also in error when the target has NaN/Inf where the golden run is\n"
     "finite (overflow). Exit status: 0 the network outputs pass, 3 they fail the\n"
     "thresholds, 1 bad input (missing or empty folders, unreadable dumps, a map that\n"
-    "does not fit the model, outputs that could not be compared), 2 bad usage.\n",
+    "does not fit the model, outputs that could not be compared, a model that does\n"
+    "not run or compile), 2 bad usage.\n",
     run,
 };
 
-struct progress {
-    bool on;
-    size_t width;
-    struct timespec last;
-};
-
-/* "comparing 12/345 NAME" on stderr, at most ten times a second. */
-static void show_progress(void *ctx, size_t done, size_t total, const char *name)
+void cli_progress_show(struct cli_progress *p, const char *text)
 {
-    struct progress *p = ctx;
+    if (!p->on)
+        return;
+    if (!text) {
+        if (p->width)
+            fprintf(stderr, "\r%*s\r", (int)p->width, "");
+        p->width = 0;
+        return;
+    }
+    size_t len = strlen(text);
+    if (len > 79)
+        len = 79;
+    fprintf(stderr, "\r%-*.*s", (int)(p->width > len ? p->width : len), (int)len, text);
+    p->width = len;
+}
+
+void cli_compare_progress(void *ctx, size_t done, size_t total, const char *name)
+{
+    struct cli_progress *p = ctx;
     if (!p->on)
         return;
     if (!name) {
-        if (p->width)
-            fprintf(stderr, "\r%*s\r", (int)p->width, "");
+        cli_progress_show(p, NULL);
         return;
     }
     struct timespec now;
@@ -72,13 +111,8 @@ static void show_progress(void *ctx, size_t done, size_t total, const char *name
         return;
     p->last = now;
     char line[512];
-    int n = snprintf(line, sizeof line, "comparing %zu/%zu %s", done + 1, total, name);
-    size_t len = n < 0 ? 0 : (size_t)n;
-    if (len > 79)
-        len = 79;
-    line[len] = '\0';
-    fprintf(stderr, "\r%-*s", (int)(p->width > len ? p->width : len), line);
-    p->width = len;
+    snprintf(line, sizeof line, "comparing %zu/%zu %s", done + 1, total, name);
+    cli_progress_show(p, line);
 }
 
 static bool parse_threshold(const char *s, double lo, double hi, double *out)
@@ -117,79 +151,35 @@ static void print_result(const sg_compare_result *r, const char *csv, const char
     printf("reports: %s, %s/result.json, %s/report.html\n", csv, out_dir, out_dir);
 }
 
-static int run(int argc, char **argv)
+int cli_compare_conclude(const sg_compare_result *r, const char *csv, const char *out_dir,
+                         bool quiet)
 {
-    static const struct option longopts[] = {
-        {"golden", required_argument, NULL, 'g'}, {"target", required_argument, NULL, 't'},
-        {"map", required_argument, NULL, 'm'},    {"model", required_argument, NULL, 'M'},
-        {"output", required_argument, NULL, 'o'}, {"cosine", required_argument, NULL, 'c'},
-        {"red", required_argument, NULL, 'r'},    {"kl", required_argument, NULL, 'k'},
-        {"rmse", required_argument, NULL, 'R'},   {"mre", required_argument, NULL, 'e'},
-        {"quiet", no_argument, NULL, 'q'},        {NULL, 0, NULL, 0},
-    };
-    struct sg_compare_opts opts;
-    sg_compare_opts_init(&opts);
-    const char *out_dir = NULL, *model_path = NULL;
-    bool quiet = false;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":g:t:m:o:q", longopts, NULL)) != -1) {
-        double *th = NULL, lo = 0, hi = INFINITY;
-        switch (c) {
-        case 'g':
-            opts.golden_dir = optarg;
-            break;
-        case 't':
-            opts.target_dir = optarg;
-            break;
-        case 'm':
-            opts.map_path = optarg;
-            break;
-        case 'M':
-            model_path = optarg;
-            break;
-        case 'o':
-            out_dir = optarg;
-            break;
-        case 'q':
-            quiet = true;
-            break;
-        case 'c':
-            th = &opts.thresholds.cosine, lo = -1, hi = 1;
-            break;
-        case 'r':
-            th = &opts.thresholds.red;
-            break;
-        case 'k':
-            th = &opts.thresholds.kl;
-            break;
-        case 'R':
-            th = &opts.thresholds.rmse;
-            break;
-        case 'e':
-            th = &opts.thresholds.mre;
-            break;
-        case ':':
-            return cli_usage(&sg_cmd_compare, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cli_usage(&sg_cmd_compare, "unknown option '%s'", argv[optind - 1]);
-        }
-        if (th && !parse_threshold(optarg, lo, hi, th))
-            return cli_usage(&sg_cmd_compare, "bad threshold '%s' for %s", optarg,
-                             argv[optind - 1]);
+    if (!quiet)
+        print_result(r, csv, out_dir);
+    for (size_t i = 0; i < r->n_rows; i++)
+        if (r->rows[i].unreadable)
+            cli_error("%s", r->rows[i].reason);
+    const struct sg_compare_analysis *an = &r->analysis;
+    if (an->n_unreadable)
+        return SG_EXIT_FAIL;
+    if (an->verdict == SG_VERDICT_FAIL)
+        return SG_EXIT_THRESHOLDS;
+    if (an->verdict == SG_VERDICT_UNKNOWN) {
+        if (an->outputs_known && an->n_outputs)
+            cli_error("%zu of the %zu network outputs could not be compared", an->n_outputs_missing,
+                      an->n_outputs);
+        else
+            cli_error("no tensor of %s could be compared with %s", r->target_dir, r->golden_dir);
+        return SG_EXIT_FAIL;
     }
-    if (optind < argc)
-        return cli_usage(&sg_cmd_compare,
-                         "unexpected argument '%s': the end-to-end form (surgeon compare "
-                         "MODEL.onnx --target ...) is not available yet; compare dump folders "
-                         "with -g and -t",
-                         argv[optind]);
-    if (!opts.golden_dir || !opts.target_dir)
-        return cli_usage(&sg_cmd_compare, "missing %s",
-                         !opts.golden_dir ? "-g GOLDEN_DIR" : "-t TARGET_DIR");
-    if (!out_dir)
-        return cli_usage(&sg_cmd_compare, "missing -o OUT");
+    return SG_EXIT_OK;
+}
 
+/* The dump-folder form. */
+static int compare_dumps(const struct sg_compare_opts *o, const char *model_path,
+                         const char *out_dir, bool quiet)
+{
+    struct sg_compare_opts opts = *o;
     struct sg_diag diag = {0};
     sg_model *model = NULL;
     if (model_path) {
@@ -198,8 +188,8 @@ static int run(int argc, char **argv)
         opts.model = model;
         opts.model_label = model_path;
     }
-    struct progress prog = {.on = !quiet && isatty(STDERR_FILENO)};
-    opts.progress.fn = show_progress;
+    struct cli_progress prog = {.on = !quiet && isatty(STDERR_FILENO)};
+    opts.progress.fn = cli_compare_progress;
     opts.progress.ctx = &prog;
     sg_compare_result *r = NULL;
     int rc = SG_EXIT_OK;
@@ -212,28 +202,245 @@ static int run(int argc, char **argv)
         rc = cli_fail(&diag);
         goto out;
     }
-    if (!quiet)
-        print_result(r, csv, out_dir);
-    for (size_t i = 0; i < r->n_rows; i++)
-        if (r->rows[i].unreadable)
-            cli_error("%s", r->rows[i].reason);
-    const struct sg_compare_analysis *an = &r->analysis;
-    if (an->n_unreadable)
-        rc = SG_EXIT_FAIL;
-    else if (an->verdict == SG_VERDICT_FAIL)
-        rc = SG_EXIT_THRESHOLDS;
-    else if (an->verdict == SG_VERDICT_UNKNOWN) {
-        if (an->outputs_known && an->n_outputs)
-            cli_error("%zu of the %zu network outputs could not be compared", an->n_outputs_missing,
-                      an->n_outputs);
-        else
-            cli_error("no tensor of %s could be compared with %s", opts.target_dir,
-                      opts.golden_dir);
-        rc = SG_EXIT_FAIL;
-    }
+    rc = cli_compare_conclude(r, csv, out_dir, quiet);
 out:
     sg_free(csv);
     sg_compare_result_free(r);
     sg_model_free(model);
+    return rc;
+}
+
+static int run(int argc, char **argv)
+{
+    enum {
+        OPT_MODEL = 256,
+        OPT_TARGET,
+        OPT_COSINE,
+        OPT_RED,
+        OPT_KL,
+        OPT_RMSE,
+        OPT_MRE,
+        OPT_SOC,
+        OPT_PREC,
+        OPT_FUSION,
+        OPT_KEEP_FILE,
+        OPT_KEEP,
+        OPT_KEEP_NODES,
+        OPT_OVERFLOW,
+        OPT_SHAPE,
+        OPT_RANDOM,
+        OPT_RANGE,
+        OPT_THREADS,
+    };
+    static const struct option longopts[] = {
+        {"golden", required_argument, NULL, 'g'},
+        {"target", required_argument, NULL, OPT_TARGET},
+        {"map", required_argument, NULL, 'm'},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"output", required_argument, NULL, 'o'},
+        {"cosine", required_argument, NULL, OPT_COSINE},
+        {"red", required_argument, NULL, OPT_RED},
+        {"kl", required_argument, NULL, OPT_KL},
+        {"rmse", required_argument, NULL, OPT_RMSE},
+        {"mre", required_argument, NULL, OPT_MRE},
+        {"quiet", no_argument, NULL, 'q'},
+        {"soc", required_argument, NULL, OPT_SOC},
+        {"precision", required_argument, NULL, OPT_PREC},
+        {"fusion", required_argument, NULL, OPT_FUSION},
+        {"keep-dtype", required_argument, NULL, OPT_KEEP_FILE},
+        {"keep", required_argument, NULL, OPT_KEEP},
+        {"keep-nodes", required_argument, NULL, OPT_KEEP_NODES},
+        {"overflow", required_argument, NULL, OPT_OVERFLOW},
+        {"input", required_argument, NULL, 'i'},
+        {"input-shape", required_argument, NULL, OPT_SHAPE},
+        {"random", required_argument, NULL, OPT_RANDOM},
+        {"range", required_argument, NULL, OPT_RANGE},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {NULL, 0, NULL, 0},
+    };
+    struct sg_compare_opts opts;
+    sg_compare_opts_init(&opts);
+    struct cli_e2e e = {.argc = argc, .argv = argv};
+    cli_inputs_init(&e.inputs);
+    const char *model_path = NULL, *target_long = NULL;
+    char e2e_only[32] = ""; /* an option only the end-to-end form takes */
+    int rc = SG_EXIT_OK, c, li = -1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":g:t:m:o:qi:", longopts, &li)) != -1) {
+        double *th = NULL, lo = 0, hi = INFINITY;
+        /* The option as the user spelled it, for messages (argv[optind - 1]
+         * is its value when the value was a separate word). */
+        char opt[32];
+        if (li >= 0)
+            snprintf(opt, sizeof opt, "--%s", longopts[li].name);
+        else
+            snprintf(opt, sizeof opt, "-%c", c);
+        li = -1;
+        switch (c) {
+        case 'g':
+            opts.golden_dir = optarg;
+            break;
+        case 't':
+            opts.target_dir = optarg;
+            break;
+        case OPT_TARGET:
+            target_long = optarg;
+            break;
+        case 'm':
+            opts.map_path = optarg;
+            break;
+        case OPT_MODEL:
+            model_path = optarg;
+            break;
+        case 'o':
+            e.out = optarg;
+            break;
+        case 'q':
+            e.quiet = true;
+            break;
+        case OPT_COSINE:
+            th = &opts.thresholds.cosine, lo = -1, hi = 1;
+            break;
+        case OPT_RED:
+            th = &opts.thresholds.red;
+            break;
+        case OPT_KL:
+            th = &opts.thresholds.kl;
+            break;
+        case OPT_RMSE:
+            th = &opts.thresholds.rmse;
+            break;
+        case OPT_MRE:
+            th = &opts.thresholds.mre;
+            break;
+        case OPT_SOC:
+            e.soc = optarg, memcpy(e2e_only, opt, sizeof opt);
+            break;
+        case OPT_PREC:
+            e.precision = optarg, memcpy(e2e_only, opt, sizeof opt);
+            break;
+        case OPT_FUSION:
+            e.fusion = optarg, memcpy(e2e_only, opt, sizeof opt);
+            break;
+        case OPT_KEEP_FILE:
+            e.keep_file = optarg, memcpy(e2e_only, opt, sizeof opt);
+            break;
+        case OPT_KEEP:
+        case OPT_KEEP_NODES:
+            memcpy(e2e_only, opt, sizeof opt);
+            if (!cli_list_add_commas(c == OPT_KEEP ? &e.keep_ops : &e.keep_nodes, optarg)) {
+                rc = cli_usage(&sg_cmd_compare, "bad list '%s' for %s", optarg, opt);
+                goto out;
+            }
+            break;
+        case OPT_OVERFLOW:
+            e.overflow = optarg, memcpy(e2e_only, opt, sizeof opt);
+            break;
+        case 'i':
+            memcpy(e2e_only, opt, sizeof opt);
+            if (!cli_inputs_add_file(&e.inputs, optarg)) {
+                cli_error("out of memory");
+                rc = SG_EXIT_FAIL;
+                goto out;
+            }
+            break;
+        case OPT_SHAPE:
+            memcpy(e2e_only, opt, sizeof opt);
+            if (!cli_inputs_add_shapes(&e.inputs, optarg)) {
+                rc = cli_usage(&sg_cmd_compare, "bad --input-shape '%s' (want %s)", optarg,
+                               CLI_INPUT_SHAPE_SYNTAX);
+                goto out;
+            }
+            break;
+        case OPT_RANDOM:
+            memcpy(e2e_only, opt, sizeof opt);
+            if (!cli_inputs_set_seed(&e.inputs, optarg)) {
+                rc = cli_usage(&sg_cmd_compare, "bad --random seed '%s'", optarg);
+                goto out;
+            }
+            break;
+        case OPT_RANGE:
+            memcpy(e2e_only, opt, sizeof opt);
+            if (!cli_inputs_set_range(&e.inputs, optarg)) {
+                rc = cli_usage(&sg_cmd_compare, "bad --range '%s' (want LO,HI with LO < HI)",
+                               optarg);
+                goto out;
+            }
+            break;
+        case OPT_THREADS: {
+            memcpy(e2e_only, opt, sizeof opt);
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || v > 1024) {
+                rc = cli_usage(&sg_cmd_compare, "bad --threads '%s'", optarg);
+                goto out;
+            }
+            e.threads = (int)v;
+            break;
+        }
+        case ':':
+            rc = cli_usage(&sg_cmd_compare, "option '%s' needs a value", argv[optind - 1]);
+            goto out;
+        default:
+            rc = cli_usage(&sg_cmd_compare, "unknown option '%s'", argv[optind - 1]);
+            goto out;
+        }
+        if (th && !parse_threshold(optarg, lo, hi, th)) {
+            rc = cli_usage(&sg_cmd_compare, "bad threshold '%s' for %s", optarg, opt);
+            goto out;
+        }
+    }
+
+    if (optind < argc) {
+        /* The end-to-end form: MODEL --target ... */
+        if (optind + 1 < argc) {
+            rc = cli_usage(&sg_cmd_compare, "one MODEL only; '%s' is extra", argv[optind + 1]);
+            goto out;
+        }
+        if (opts.golden_dir || model_path) {
+            rc = cli_usage(&sg_cmd_compare,
+                           "%s belongs to the dump-folder form; given MODEL, the golden run is "
+                           "made from it",
+                           opts.golden_dir ? "-g" : "--model");
+            goto out;
+        }
+        e.model = argv[optind];
+        e.target = target_long;
+        e.dumps = opts.target_dir;
+        e.map = opts.map_path;
+        e.thresholds = opts.thresholds;
+        rc = cli_compare_e2e(&e);
+        goto out;
+    }
+
+    /* The dump-folder form: --target DIR is -t DIR. */
+    if (target_long) {
+        if (opts.target_dir) {
+            rc = cli_usage(&sg_cmd_compare, "-t and --target both give the target dumps");
+            goto out;
+        }
+        opts.target_dir = target_long;
+    }
+    if (e2e_only[0]) {
+        rc = cli_usage(&sg_cmd_compare,
+                       "%s belongs to the end-to-end form (surgeon compare MODEL.onnx --target "
+                       "...)",
+                       e2e_only);
+        goto out;
+    }
+    if (!opts.golden_dir || !opts.target_dir) {
+        rc = cli_usage(&sg_cmd_compare, "missing %s",
+                       !opts.golden_dir ? "-g GOLDEN_DIR (or a MODEL to run)" : "-t TARGET_DIR");
+        goto out;
+    }
+    if (!e.out) {
+        rc = cli_usage(&sg_cmd_compare, "missing -o OUT");
+        goto out;
+    }
+    rc = compare_dumps(&opts, model_path, e.out, e.quiet);
+out:
+    cli_inputs_free(&e.inputs);
+    cli_list_free(&e.keep_ops);
+    cli_list_free(&e.keep_nodes);
     return rc;
 }

@@ -297,6 +297,33 @@ END_TEST
 /* KL direction, by hand: x = (0,1,1) target, y = (0,0,1) golden. After
  * normalising and flooring, p = (e,1,1), q = (e,e,1); P = p/(2+e),
  * Q = q/(1+2e); KL(P||Q) is about 17.33, KL(Q||P) about 0.69. */
+/* Identical sides give cosine exactly 1, whatever the magnitudes (a product
+ * of two square roots misses 1 by an ulp for many sums). */
+START_TEST(test_metrics_identical_cosine)
+{
+    enum { N = 4096 };
+    static float x[N];
+    uint64_t s = 12345;
+    for (int generic = 0; generic < 2; generic++) {
+        bool old = sg__metrics_force_generic(generic);
+        for (int trial = 0; trial < 200; trial++) {
+            size_t n = 1 + (size_t)(trial * 37) % N;
+            for (size_t i = 0; i < n; i++) {
+                s = s * 6364136223846793005ull + 1442695040888963407ull;
+                double u = (double)(s >> 11) * (1.0 / 9007199254740992.0);
+                x[i] = (float)exp(-3.0 + 14.0 * u) * (s >> 63 ? -1.0f : 1.0f);
+            }
+            struct sg_metrics m;
+            sg_metrics_f32(x, x, n, &m);
+            ck_assert_msg(m.cosine == 1.0, "trial %d (n %zu, %s kernels): cosine %.17g", trial, n,
+                          generic ? "generic" : "default", m.cosine);
+            ck_assert(m.max_abs == 0 && m.red == 0 && m.rmse == 0);
+        }
+        sg__metrics_force_generic(old);
+    }
+}
+END_TEST
+
 START_TEST(test_metrics_kl_direction)
 {
     const float x[3] = {0, 1, 1}, y[3] = {0, 0, 1};
@@ -1203,7 +1230,12 @@ START_TEST(test_cli_exit_codes)
         {"compare -t %1$s/target -o %2$s/j", 0, 2, "missing -g GOLDEN_DIR"},
         {"compare -g %1$s/golden -t %1$s/target -o %2$s/k --cosine 2", 0, 2, "bad threshold"},
         {"compare -g %1$s/golden -t %1$s/target -o %2$s/l --bogus", 0, 2, "unknown option"},
-        {"compare %3$s --target mock -o %2$s/m", 0, 2, "not available yet"},
+        {"compare %3$s --target mock -o %2$s/m", 0, 2, "--target mock needs --soc"},
+        {"compare %3$s -o %2$s/n", 0, 2, "missing --target"},
+        {"compare %3$s --target mock --soc Ascend910B1 -g %1$s/golden -o %2$s/o", 0, 2,
+         "-g belongs to the dump-folder form"},
+        {"compare -g %1$s/golden -t %1$s/target -o %2$s/p --precision force_fp16", 0, 2,
+         "--precision belongs to the end-to-end form"},
     };
     const char *fx[4] = {ov, id, be, bad};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -1232,6 +1264,7 @@ Suite *suite_compare(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_metrics_vs_numpy);
     tcase_add_test(tc, test_metrics_hand);
+    tcase_add_test(tc, test_metrics_identical_cosine);
     tcase_add_test(tc, test_metrics_kl_direction);
     tcase_add_test(tc, test_metrics_dtypes_by_hand);
     tcase_add_test(tc, test_metrics_is_error);

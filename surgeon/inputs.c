@@ -1,0 +1,344 @@
+/*
+ * inputs.c - reading a run's inputs from the command line's -i files,
+ * --input-shape and --random (see inputs.h).
+ */
+#include "inputs.h"
+#include "sg_alloc.h"
+#include "sg_io.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void cli_inputs_init(struct cli_inputs *in)
+{
+    memset(in, 0, sizeof *in);
+    in->lo = 0;
+    in->hi = 1;
+}
+
+void cli_inputs_free(struct cli_inputs *in)
+{
+    cli_list_free(&in->files);
+    sg_free(in->shapes);
+    in->shapes = NULL;
+    in->n_shapes = in->cap_shapes = 0;
+}
+
+bool cli_inputs_add_file(struct cli_inputs *in, const char *arg)
+{
+    return cli_list_add(&in->files, arg);
+}
+
+static struct cli_shape *new_shape(struct cli_inputs *in)
+{
+    if (in->n_shapes == in->cap_shapes) {
+        size_t cap = in->cap_shapes ? in->cap_shapes * 2 : 4;
+        struct cli_shape *g = sg_realloc(in->shapes, cap * sizeof *g);
+        if (!g)
+            return NULL;
+        in->shapes = g;
+        in->cap_shapes = cap;
+    }
+    struct cli_shape *a = &in->shapes[in->n_shapes++];
+    memset(a, 0, sizeof *a);
+    return a;
+}
+
+bool cli_inputs_add_shapes(struct cli_inputs *in, const char *s)
+{
+    while (*s) {
+        struct cli_shape *a = new_shape(in);
+        if (!a)
+            return false;
+        const char *semi = strchr(s, ';');
+        const char *end = semi ? semi : s + strlen(s);
+        /* The name may contain ':' (e.g. "input:0"): split at the last one
+         * before this entry's end. */
+        const char *colon = NULL;
+        for (const char *p = s; p < end; p++)
+            if (*p == ':')
+                colon = p;
+        if (!colon || colon == s || (size_t)(colon - s) >= sizeof a->name)
+            return false;
+        memcpy(a->name, s, (size_t)(colon - s));
+        const char *p = colon + 1;
+        while (p < end) {
+            char *e;
+            long long v = strtoll(p, &e, 10);
+            if (e == p || v < 0 || a->rank == SG_MAX_RANK)
+                return false;
+            a->dims[a->rank++] = v;
+            p = e;
+            if (p < end && *p != ',')
+                return false;
+            if (p < end)
+                p++;
+        }
+        s = semi ? semi + 1 : end;
+    }
+    return true;
+}
+
+bool cli_inputs_set_seed(struct cli_inputs *in, const char *text)
+{
+    char *e;
+    unsigned long long seed = strtoull(text, &e, 10);
+    if (!*text || *e || *text == '-')
+        return false;
+    in->seed = seed;
+    in->random = true;
+    return true;
+}
+
+bool cli_inputs_set_range(struct cli_inputs *in, const char *text)
+{
+    char *e;
+    double lo = strtod(text, &e);
+    if (e == text || *e != ',')
+        return false;
+    const char *p = e + 1;
+    double hi = strtod(p, &e);
+    if (e == p || *e || !(lo < hi))
+        return false;
+    in->lo = lo;
+    in->hi = hi;
+    in->have_range = true;
+    return true;
+}
+
+static const struct cli_shape *find_shape(const struct cli_inputs *in, const char *name)
+{
+    for (size_t i = 0; i < in->n_shapes; i++)
+        if (strcmp(in->shapes[i].name, name) == 0)
+            return &in->shapes[i];
+    return NULL;
+}
+
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static sg_status random_input(const sg_value *gv, int32_t dtype, const int64_t *dims, uint32_t rank,
+                              uint64_t seed, double lo, double hi, sg_rt_value **out,
+                              struct sg_diag *d)
+{
+    if (dtype == SG_DTYPE_STRING || !sg_rt_elem_size(dtype))
+        return sg_diag_set(d, SG_EUNSUPPORTED, "input '%s': cannot make random %s values", gv->name,
+                           sg_dtype_name(dtype));
+    sg_status st = sg_rt_tensor_create(dtype, dims, rank, out, d);
+    if (st) {
+        sg_diag_prefix(d, "input '%s'", gv->name);
+        return st;
+    }
+    uint64_t s = seed;
+    for (const char *p = gv->name; *p; p++)
+        s = (s ^ (uint8_t)*p) * 0x100000001b3ull;
+    for (int64_t i = 0; i < (*out)->numel; i++) {
+        double u = (double)(mix(&s) >> 11) * (1.0 / 9007199254740992.0);
+        double v = lo + (hi - lo) * u;
+        if (dtype == SG_DTYPE_BOOL)
+            sg_rt_set_i64(*out, i, u < 0.5);
+        else if (sg_dtype_is_float(dtype))
+            sg_rt_set_f64(*out, i, v);
+        else
+            sg_rt_set_i64(*out, i, (int64_t)floor(v));
+    }
+    return SG_OK;
+}
+
+/* The dtype and shape an input file or random value should have. */
+static sg_status input_spec(const sg_value *gv, const struct cli_shape *given, int32_t *dtype,
+                            int64_t *dims, uint32_t *rank, bool need_shape, struct sg_diag *d)
+{
+    const sg_type *t = gv->type;
+    char buf[512];
+    if (!t || t->kind != SG_TYPE_TENSOR || !t->has_elem_type)
+        return sg_diag_set(d, SG_EUNSUPPORTED, "input '%s' is not a tensor of a known type",
+                           gv->name);
+    *dtype = t->elem_type;
+    if (given) {
+        if (t->shape && t->shape->rank != given->rank)
+            return sg_diag_set(d, SG_ESHAPE,
+                               "--input-shape for '%s' has rank %u, the model expects %s", gv->name,
+                               given->rank, sg_type_format(t, buf, sizeof buf));
+        *rank = given->rank;
+        memcpy(dims, given->dims, given->rank * sizeof dims[0]);
+        return SG_OK;
+    }
+    if (!t->shape) {
+        if (need_shape)
+            return sg_diag_set(d, SG_ESHAPE, "input '%s' has no known shape: give --input-shape",
+                               gv->name);
+        *rank = 0;
+        return SG_OK;
+    }
+    *rank = t->shape->rank;
+    for (uint32_t i = 0; i < *rank; i++) {
+        if (t->shape->dims[i].kind != SG_DIM_VALUE) {
+            if (need_shape)
+                return sg_diag_set(d, SG_ESHAPE,
+                                   "input '%s' has shape %s with a symbolic dimension: give "
+                                   "--input-shape \"%s:...\"",
+                                   gv->name, sg_type_format(t, buf, sizeof buf), gv->name);
+            dims[i] = -1;
+        } else {
+            dims[i] = t->shape->dims[i].value;
+        }
+    }
+    return SG_OK;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static sg_status load_input(const sg_value *gv, const char *file, const struct cli_shape *given,
+                            sg_rt_value **out, struct sg_diag *d)
+{
+    int32_t dtype;
+    int64_t dims[SG_MAX_RANK];
+    uint32_t rank = 0;
+    bool bin = has_suffix(file, ".bin");
+    sg_status st = input_spec(gv, given, &dtype, dims, &rank, bin, d);
+    if (st)
+        return st;
+    struct sg_array a;
+    st = sg_tensor_file_read(file, dtype, dims, rank, &a, d);
+    if (st) {
+        sg_diag_prefix(d, "input '%s'", gv->name);
+        return st;
+    }
+    if (given && (a.rank != given->rank || memcmp(a.dims, given->dims, a.rank * sizeof dims[0]))) {
+        char s1[256], s2[256];
+        st = sg_diag_set(d, SG_ESHAPE, "input '%s': %s has shape %s, --input-shape says %s",
+                         gv->name, file, sg_rt_dims_format(a.dims, a.rank, s1, sizeof s1),
+                         sg_rt_dims_format(given->dims, given->rank, s2, sizeof s2));
+        sg_array_free(&a);
+        return st;
+    }
+    st = sg_rt_tensor_from_array(&a, out, d);
+    sg_array_free(&a);
+    return st;
+}
+
+void cli_inputs_values_free(sg_rt_value **values, uint32_t n)
+{
+    for (uint32_t r = 0; values && r < n; r++)
+        sg_rt_value_unref(values[r]);
+    sg_free(values);
+}
+
+/* The input of rt named by the first `len` bytes of s, or n_req. */
+static uint32_t input_named(const sg_rt *rt, const char *s, size_t len)
+{
+    uint32_t n_req = sg_rt_n_inputs(rt), r;
+    for (r = 0; r < n_req; r++)
+        if (strlen(sg_rt_input(rt, r)->name) == len &&
+            strncmp(sg_rt_input(rt, r)->name, s, len) == 0)
+            break;
+    return r;
+}
+
+sg_status cli_inputs_load(const struct cli_inputs *in, const sg_rt *rt, sg_rt_value ***values,
+                          struct sg_diag *d)
+{
+    uint32_t n_req = sg_rt_n_inputs(rt);
+    size_t n_files = in->files.n;
+    sg_rt_value **bound = sg_calloc(n_req + 1, sizeof *bound);
+    /* Per -i: the input it names (n_req: positional) and the file part. */
+    uint32_t *named = sg_calloc(n_files + 1, sizeof *named);
+    const char **file = sg_calloc(n_files + 1, sizeof *file);
+    sg_status st = SG_OK;
+    if (!bound || !named || !file) {
+        st = sg_diag_set(d, SG_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < in->n_shapes; i++) {
+        if (input_named(rt, in->shapes[i].name, strlen(in->shapes[i].name)) == n_req) {
+            st = sg_diag_set(d, SG_ENOTFOUND,
+                             "--input-shape names '%s', which is not an input of the model",
+                             in->shapes[i].name);
+            goto out;
+        }
+    }
+    /* NAME=FILE names an input when NAME is one; otherwise the whole
+     * argument is a file name (that may hold '='), which must exist. */
+    for (size_t i = 0; i < n_files; i++) {
+        const char *arg = in->files.v[i];
+        const char *eq = strchr(arg, '=');
+        named[i] = n_req;
+        file[i] = arg;
+        if (!eq)
+            continue;
+        size_t nl = (size_t)(eq - arg);
+        uint32_t r = input_named(rt, arg, nl);
+        if (r < n_req) {
+            named[i] = r;
+            file[i] = eq + 1;
+        } else if (access(arg, F_OK) != 0) {
+            st = sg_diag_set(d, SG_ENOTFOUND, "-i %s: the model has no input named '%.*s'", arg,
+                             (int)nl, arg);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < n_files; i++) {
+        uint32_t r = named[i];
+        if (r < n_req) {
+            if (bound[r]) {
+                st = sg_diag_set(d, SG_EDUP, "input '%s' is given twice", sg_rt_input(rt, r)->name);
+                goto out;
+            }
+        } else {
+            /* The first input not named by any -i NAME=FILE and not yet bound. */
+            for (r = 0; r < n_req; r++) {
+                bool is_named = false;
+                for (size_t j = 0; j < n_files; j++)
+                    is_named |= named[j] == r;
+                if (!is_named && !bound[r])
+                    break;
+            }
+            if (r == n_req) {
+                st = sg_diag_set(d, SG_EINVAL, "-i %s: the model has only %u inputs", file[i],
+                                 n_req);
+                goto out;
+            }
+        }
+        const sg_value *gv = sg_rt_input(rt, r);
+        if ((st = load_input(gv, file[i], find_shape(in, gv->name), &bound[r], d)))
+            goto out;
+    }
+    for (uint32_t r = 0; r < n_req; r++) {
+        const sg_value *gv = sg_rt_input(rt, r);
+        if (bound[r])
+            continue;
+        char buf[512];
+        if (!in->random) {
+            st = sg_diag_set(d, SG_EUNDEF, "input '%s' (%s) was not given; use -i or --random",
+                             gv->name, sg_type_format(gv->type, buf, sizeof buf));
+            goto out;
+        }
+        int32_t dtype;
+        int64_t dims[SG_MAX_RANK];
+        uint32_t rank;
+        if ((st = input_spec(gv, find_shape(in, gv->name), &dtype, dims, &rank, true, d)) ||
+            (st = random_input(gv, dtype, dims, rank, in->seed, in->lo, in->hi, &bound[r], d)))
+            goto out;
+    }
+out:
+    sg_free(named);
+    sg_free(file);
+    if (st) {
+        cli_inputs_values_free(bound, n_req);
+        bound = NULL;
+    }
+    *values = bound;
+    return st;
+}
