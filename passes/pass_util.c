@@ -25,6 +25,8 @@ sg_status sg__walk_graphs(sg_graph *g, sg__graph_fn fn, void *ctx)
     sg_status st = fn(g, ctx);
     if (st)
         return st;
+    if (!g->has_subgraphs)
+        return SG_OK; /* no node holds a graph: spare the walk over them */
     struct walk w = {fn, ctx};
     for (sg_node *n = g->first; n; n = n->next)
         if ((st = sg_node_for_each_subgraph(n, walk_sub, &w)))
