@@ -835,7 +835,7 @@ static sg_attr *decode_attr(struct dec *D, struct wr msg, sg_node *owner, struct
         nomem(D);
         return NULL;
     }
-    bool ok = true;
+    bool ok = true, have_g = false;
     size_t cap_floats = count_scalars(msg, 7, 4), cap_ints = count_scalars(msg, 8, 0);
     size_t cap_strings = count_field(msg, 9), cap_tensors = count_field(msg, 10);
     size_t cap_graphs = count_field(msg, 11), cap_tps = count_field(msg, 15);
@@ -883,10 +883,21 @@ static sg_attr *decode_attr(struct dec *D, struct wr msg, sg_node *owner, struct
             at->has_s = true;
             break;
         case 5:
+            /* A singular message twice would be merged by protobuf: refused
+             * here, like ModelProto.graph (nothing writes that). */
+            if (at->t) {
+                sg_diag_set(D->diag, SG_EPARSE, "AttributeProto.t appears twice; not supported");
+                return NULL;
+            }
             ok = read_msg(D, &msg, wt, &sub, "AttributeProto.t") &&
                  (at->t = decode_tensor(D, sub)) != NULL;
             break;
         case 6:
+            if (have_g) {
+                sg_diag_set(D->diag, SG_EPARSE, "AttributeProto.g appears twice; not supported");
+                return NULL;
+            }
+            have_g = true;
             /* Graphs wait until the enclosing graph's names are all known. */
             ok = read_msg(D, &msg, wt, &sub, "AttributeProto.g");
             if (ok && pg) {
@@ -1660,11 +1671,15 @@ static sg_status decode_training(struct dec *D, struct wr msg, sg_training *t)
         if (f == 1 || f == 2) {
             if (!read_msg(D, &r, wt, &sub, "TrainingInfoProto graph"))
                 return status_of(D);
+            sg_graph **dst = f == 1 ? &t->initialization : &t->algorithm;
+            if (*dst)
+                return sg_diag_set(D->diag, SG_EPARSE,
+                                   "TrainingInfoProto.%s appears twice; "
+                                   "not supported",
+                                   f == 1 ? "initialization" : "algorithm");
             struct graph_src src = {sub, false};
-            sg_graph *gr = decode_graph(D, src, SG_GRAPH_TRAINING, NULL, NULL, 0);
-            if (!gr)
+            if (!(*dst = decode_graph(D, src, SG_GRAPH_TRAINING, NULL, NULL, 0)))
                 return status_of(D);
-            *(f == 1 ? &t->initialization : &t->algorithm) = gr;
         } else if (f == 3 || f == 4) {
             wr_skip(&r, wt);
         } else if (!skip_unknown(D, &r, wt, start, &u, "TrainingInfoProto")) {
