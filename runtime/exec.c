@@ -430,6 +430,7 @@ void sg_rt_free(sg_rt *rt)
     free_plans(rt);
     sg_arena_free(rt->arena);
     sg_free(rt);
+    sg__rt_pool_session(-1);
 }
 
 static sg_status rt_alloc(sg_model *m, const struct sg_rt_opts *opts, sg_rt **out)
@@ -445,6 +446,7 @@ static sg_status rt_alloc(sg_model *m, const struct sg_rt_opts *opts, sg_rt **ou
         sg_free(rt);
         return SG_ENOMEM;
     }
+    sg__rt_pool_session(1);
     *out = rt;
     return SG_OK;
 }
@@ -820,7 +822,7 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
         vals[rn->release[r]] = NULL;
     }
 out:
-    sg_arena_free(priv.scratch);
+    sg__kscratch_release(&priv);
     if (outs)
         for (uint32_t j = 0; j < n->n_outputs; j++)
             sg_rt_value_unref(outs[j]);

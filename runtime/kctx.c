@@ -99,11 +99,36 @@ sg_status sg_kfail(struct sg_kctx *k, sg_status status, const char *fmt, ...)
     return status;
 }
 
+/* A large scratch block from the pool, listed for release after the node. */
+struct sg__kblock {
+    void *p;
+    size_t cap;
+    struct sg__kblock *next;
+};
+
+#define SCRATCH_BIG ((size_t)64 << 10)
+
 void *sg_kscratch(struct sg_kctx *k, size_t size)
 {
     if (!k->priv->scratch && !(k->priv->scratch = sg_arena_create()))
         return NULL;
-    return sg_arena_alloc(k->priv->scratch, size);
+    if (size < SCRATCH_BIG)
+        return sg_arena_alloc(k->priv->scratch, size);
+    struct sg__kblock *b = sg_arena_alloc(k->priv->scratch, sizeof *b);
+    if (!b || !(b->p = sg__rt_block_get(size, &b->cap)))
+        return NULL;
+    b->next = k->priv->big;
+    k->priv->big = b;
+    return b->p;
+}
+
+void sg__kscratch_release(struct sg__kpriv *p)
+{
+    for (struct sg__kblock *b = p->big; b; b = b->next)
+        sg__rt_block_put(b->p, b->cap);
+    p->big = NULL;
+    sg_arena_free(p->scratch);
+    p->scratch = NULL;
 }
 
 const char *sg_kshape(struct sg_kctx *k, const sg_rt_value *v)

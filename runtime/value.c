@@ -5,11 +5,86 @@
 #include "rt_impl.h"
 #include "sg_alloc.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 static _Atomic size_t bytes_live, bytes_peak;
+
+/* ------------------------------------------------------- block pool */
+
+#define POOL_MIN ((size_t)64 << 10) /* smaller blocks: malloc recycles them well */
+#define POOL_SLOTS 64
+#define POOL_MAX_BYTES ((size_t)2 << 30)
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    void *p;
+    size_t cap;
+} pool[POOL_SLOTS];
+static size_t pool_n, pool_bytes;
+static int pool_sessions;
+
+void *sg__rt_block_get(size_t size, size_t *cap)
+{
+    if (size >= POOL_MIN) {
+        /* Best fit among blocks at most half as large again. */
+        void *p = NULL;
+        pthread_mutex_lock(&pool_lock);
+        size_t best = POOL_SLOTS, limit = size + size / 2;
+        for (size_t i = 0; i < pool_n; i++)
+            if (pool[i].cap >= size && pool[i].cap <= limit &&
+                (best == POOL_SLOTS || pool[i].cap < pool[best].cap))
+                best = i;
+        if (best != POOL_SLOTS) {
+            p = pool[best].p;
+            *cap = pool[best].cap;
+            pool_bytes -= pool[best].cap;
+            pool[best] = pool[--pool_n];
+        }
+        pthread_mutex_unlock(&pool_lock);
+        if (p)
+            return p;
+    }
+    *cap = size ? size : 1;
+    return sg_malloc(*cap);
+}
+
+void sg__rt_block_put(void *p, size_t cap)
+{
+    if (!p)
+        return;
+    if (cap >= POOL_MIN) {
+        pthread_mutex_lock(&pool_lock);
+        bool kept = pool_sessions > 0 && pool_n < POOL_SLOTS && pool_bytes + cap <= POOL_MAX_BYTES;
+        if (kept) {
+            pool[pool_n].p = p;
+            pool[pool_n++].cap = cap;
+            pool_bytes += cap;
+        }
+        pthread_mutex_unlock(&pool_lock);
+        if (kept)
+            return;
+    }
+    sg_free(p);
+}
+
+void sg__rt_pool_session(int delta)
+{
+    void *drop[POOL_SLOTS];
+    size_t n = 0;
+    pthread_mutex_lock(&pool_lock);
+    pool_sessions += delta;
+    if (pool_sessions <= 0) {
+        for (size_t i = 0; i < pool_n; i++)
+            drop[n++] = pool[i].p;
+        pool_n = pool_bytes = 0;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    for (size_t i = 0; i < n; i++)
+        sg_free(drop[i]);
+}
 
 static void count_alloc(size_t n)
 {
@@ -42,7 +117,10 @@ static void storage_unref(sg_rt_storage *s)
         return;
     if (!s->borrowed) {
         atomic_fetch_sub(&bytes_live, s->size);
-        sg_free(s->data);
+        if (s->cap)
+            sg__rt_block_put(s->data, s->cap);
+        else
+            sg_free(s->data);
     }
     sg_free(s->bytes);
     sg_free(s);
@@ -132,9 +210,11 @@ sg_status sg_rt_tensor_create(int32_t dtype, const int64_t *dims, uint32_t rank,
         sg_free(v);
         return st;
     }
-    size_t size = (size_t)v->numel * sg_rt_elem_size(dtype);
+    size_t size = (size_t)v->numel * sg_rt_elem_size(dtype), cap = 0;
     sg_rt_storage *s = sg_calloc(1, sizeof *s);
-    void *data = s ? sg_calloc(1, size ? size : 1) : NULL;
+    void *data = s ? sg__rt_block_get(size, &cap) : NULL;
+    if (data)
+        memset(data, 0, size ? size : 1);
     if (!data) {
         sg_free(s);
         sg_free(v);
@@ -145,6 +225,7 @@ sg_status sg_rt_tensor_create(int32_t dtype, const int64_t *dims, uint32_t rank,
     s->refs = 1;
     s->data = data;
     s->size = size;
+    s->cap = cap;
     s->interned = true; /* empty strings point nowhere */
     v->storage = s;
     v->data = data;

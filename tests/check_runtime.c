@@ -260,6 +260,47 @@ START_TEST(test_release_after_last_use)
 }
 END_TEST
 
+START_TEST(test_block_pool)
+{
+    /* While a session exists, large blocks are recycled: a new tensor gets
+     * the freed block back, zeroed; after the last session every block is
+     * returned (no allocation outlives it). */
+    int64_t live = sg_alloc_live();
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t dims[1] = {1 << 16};
+    sg_value *v = graph_input(m, "x", SG_DTYPE_FLOAT, dims, 1);
+    v = node1(m, "Neg", NULL, "neg", &v, 1, "y");
+    ck_assert_ok(sg_graph_add_output(m->graph, v), &d);
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, NULL, &rt, &d), &d);
+    sg_rt_value *a = tensor_f32(dims, 1, 1, 1);
+    void *block = a->data;
+    sg_rt_value_unref(a);
+    sg_rt_value *b;
+    ck_assert_ok(sg_rt_tensor_create(SG_DTYPE_FLOAT, dims, 1, &b, &d), &d);
+    ck_assert_ptr_eq(b->data, block);
+    for (int64_t i = 0; i < b->numel; i++)
+        ck_assert_msg(((float *)b->data)[i] == 0.0f, "recycled element %lld is not zero",
+                      (long long)i);
+    for (int run = 0; run < 3; run++) {
+        for (int64_t i = 0; i < b->numel; i++)
+            ((float *)b->data)[i] = (float)(i + run);
+        ck_assert_ok(sg_rt_set_input(rt, "x", b, &d), &d);
+        ck_assert_ok(sg_rt_run(rt, &d), &d);
+        const float *y = sg_rt_output(rt, 0)->data;
+        for (int64_t i = 0; i < b->numel; i++)
+            ck_assert_msg(y[i] == -(float)(i + run), "run %d: y[%lld] = %g", run, (long long)i,
+                          y[i]);
+    }
+    sg_rt_value_unref(b);
+    sg_rt_free(rt);
+    sg_model_free(m);
+    ck_assert_int_eq(sg_alloc_live(), live);
+}
+END_TEST
+
 /* ---------------------------------------------------- missing kernels */
 
 struct missing {
@@ -787,6 +828,7 @@ Suite *suite_runtime(void)
     tcase_add_test(tc, test_broadcast_mismatch_names_node);
     tcase_add_test(tc, test_toposort_shuffled);
     tcase_add_test(tc, test_release_after_last_use);
+    tcase_add_test(tc, test_block_pool);
     tcase_add_test(tc, test_missing_kernels_listed);
     tcase_add_test(tc, test_input_checks);
     tcase_add_test(tc, test_numerics_modes);
