@@ -664,6 +664,17 @@ static int32_t value_dtype(const sg_rt_value *v)
     return v ? v->dtype : SG_DTYPE_UNDEFINED;
 }
 
+bool sg__rt_input_dead(const struct sg__kpriv *p, uint32_t i, const sg_rt_value *v)
+{
+    const struct rt_node *rn = p->pn;
+    if (!rn || i >= rn->node->n_inputs || rn->in[i] == NO_SLOT || p->frame->vals[rn->in[i]] != v)
+        return false;
+    for (uint32_t r = 0; r < rn->n_release; r++)
+        if (rn->release[r] == rn->in[i])
+            return true;
+    return false;
+}
+
 static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, struct sg_diag *diag)
 {
     sg_node *n = rn->node;

@@ -61,6 +61,41 @@ sg_status sg_kout(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *d
     return st;
 }
 
+sg_status sg_kout_uninit(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *dims,
+                         uint32_t rank, sg_rt_value **out)
+{
+    sg_rt_value *v;
+    struct sg_diag d = {0};
+    if (out)
+        *out = NULL;
+    sg_status st = sg__rt_tensor_new(dtype, dims, rank, false, &v, &d);
+    if (st)
+        return sg_kfail(k, st, "output %u: %s", i, d.msg);
+    if (dtype == SG_DTYPE_STRING)
+        v->storage->interned = false;
+    st = set_out(k, i, v);
+    if (!st && out)
+        *out = v;
+    return st;
+}
+
+sg_status sg_kout_inplace(struct sg_kctx *k, uint32_t oi, uint32_t ii, sg_rt_value **out)
+{
+    const sg_rt_value *X = sg_kin(k, ii);
+    *out = NULL;
+    if (!X || X->kind != SG_RT_TENSOR)
+        return sg_kfail(k, SG_EINVAL, "input %u is not a tensor", ii);
+    if (X->dtype == SG_DTYPE_STRING || !sg__rt_input_dead(k->priv, ii, X) || !sg__rt_exclusive(X))
+        return sg_kout_uninit(k, oi, X->dtype, X->dims, X->rank, out);
+    sg_rt_value *v = sg__rt_view(X->storage, X->dtype, X->data, X->dims, X->rank);
+    if (!v)
+        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    sg_status st = set_out(k, oi, v);
+    if (!st)
+        *out = v;
+    return st;
+}
+
 sg_status sg_kout_alias(struct sg_kctx *k, uint32_t i, const sg_rt_value *src, const int64_t *dims,
                         uint32_t rank)
 {

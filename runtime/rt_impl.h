@@ -37,6 +37,11 @@ void sg__rt_block_put(void *p, size_t cap);
 /* Sessions alive: the pool keeps blocks only while there is one. */
 void sg__rt_pool_session(int delta);
 
+/* sg_rt_tensor_create, with the elements left undefined unless `zero`
+ * (strings are always empty). */
+sg_status sg__rt_tensor_new(int32_t dtype, const int64_t *dims, uint32_t rank, bool zero,
+                            sg_rt_value **out, struct sg_diag *diag);
+
 /* A tensor value over existing storage (a reference is taken). */
 sg_rt_value *sg__rt_view(sg_rt_storage *s, int32_t dtype, void *data, const int64_t *dims,
                          uint32_t rank);
@@ -67,6 +72,10 @@ struct sg__kpriv {
     size_t max_tensor_bytes; /* sg_rt_opts.max_tensor_bytes (0: no limit) */
     struct sg__kblock *big;  /* large scratch blocks (pooled), freed after the node */
 };
+
+/* True when input i of the running node is v, read for the last time by
+ * this node, and held by nothing else (exec.c). */
+bool sg__rt_input_dead(const struct sg__kpriv *p, uint32_t i, const sg_rt_value *v);
 
 /* Free a node's scratch (arena and large blocks). */
 void sg__kscratch_release(struct sg__kpriv *p);

@@ -201,6 +201,12 @@ static sg_status set_shape(sg_rt_value *v, int32_t dtype, const int64_t *dims, u
 sg_status sg_rt_tensor_create(int32_t dtype, const int64_t *dims, uint32_t rank, sg_rt_value **out,
                               struct sg_diag *diag)
 {
+    return sg__rt_tensor_new(dtype, dims, rank, true, out, diag);
+}
+
+sg_status sg__rt_tensor_new(int32_t dtype, const int64_t *dims, uint32_t rank, bool zero,
+                            sg_rt_value **out, struct sg_diag *diag)
+{
     *out = NULL;
     sg_rt_value *v = value_new(SG_RT_TENSOR);
     if (!v)
@@ -213,7 +219,7 @@ sg_status sg_rt_tensor_create(int32_t dtype, const int64_t *dims, uint32_t rank,
     size_t size = (size_t)v->numel * sg_rt_elem_size(dtype), cap = 0;
     sg_rt_storage *s = sg_calloc(1, sizeof *s);
     void *data = s ? sg__rt_block_get(size, &cap) : NULL;
-    if (data)
+    if (data && (zero || dtype == SG_DTYPE_STRING))
         memset(data, 0, size ? size : 1);
     if (!data) {
         sg_free(s);

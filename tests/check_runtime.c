@@ -301,6 +301,73 @@ START_TEST(test_block_pool)
 }
 END_TEST
 
+struct seen {
+    const void *data[8];
+    double sum[8];
+    int n;
+};
+
+static sg_status remember(const sg_node *n, uint32_t index, const sg_rt_value *v, int depth,
+                          void *ctx, struct sg_diag *diag)
+{
+    (void)n, (void)index, (void)depth, (void)diag;
+    struct seen *s = ctx;
+    if (s->n < 8) {
+        s->data[s->n] = v->data;
+        s->sum[s->n] = 0;
+        for (int64_t i = 0; i < v->numel; i++)
+            s->sum[s->n] += ((const float *)v->data)[i];
+        s->n++;
+    }
+    return SG_OK;
+}
+
+START_TEST(test_inplace_outputs)
+{
+    /* y = Sigmoid(Relu(-x) + (-x)): Relu may not write over -x (Add reads
+     * it later), Add writes over Relu's output and Sigmoid over Add's (each
+     * is their last reader), and every value is right when observed. */
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t dims[1] = {1 << 16};
+    sg_value *x = graph_input(m, "x", SG_DTYPE_FLOAT, dims, 1);
+    sg_value *n = node1(m, "Neg", NULL, "neg", &x, 1, "n");
+    sg_value *r = node1(m, "Relu", NULL, "relu", &n, 1, "r");
+    sg_value *ab[2] = {r, n};
+    sg_value *a = node1(m, "Add", NULL, "add", ab, 2, "a");
+    sg_value *y = node1(m, "Sigmoid", NULL, "sig", &a, 1, "y");
+    ck_assert_ok(sg_graph_add_output(m->graph, y), &d);
+    struct seen seen = {0};
+    struct sg_rt_opts opts = {0};
+    opts.on_output = remember;
+    opts.observe_ctx = &seen;
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, &opts, &rt, &d), &d);
+    sg_rt_value *xv = tensor_f32(dims, 1, -1, 2.0f / (float)dims[0]);
+    ck_assert_ok(sg_rt_set_input(rt, "x", xv, &d), &d);
+    ck_assert_ok(sg_rt_run(rt, &d), &d);
+    ck_assert_int_eq(seen.n, 4);
+    ck_assert_ptr_ne(seen.data[1], seen.data[0]); /* -x lives on */
+    ck_assert_ptr_eq(seen.data[2], seen.data[1]);
+    ck_assert_ptr_eq(seen.data[3], seen.data[2]);
+    double want[4] = {0, 0, 0, 0};
+    const float *xs = xv->data, *ys = sg_rt_output(rt, 0)->data;
+    for (int64_t i = 0; i < dims[0]; i++) {
+        float nv = -xs[i], rv = nv < 0 ? 0 : nv, av = rv + nv;
+        float sv = av >= 0 ? 1 / (1 + expf(-av)) : expf(av) / (1 + expf(av));
+        want[0] += nv, want[1] += rv, want[2] += av, want[3] += sv;
+        ck_assert_msg(ys[i] == sv, "y[%lld] = %.9g, want %.9g", (long long)i, ys[i], sv);
+    }
+    for (int j = 0; j < 4; j++)
+        assert_close("observed sum", j, seen.sum[j], want[j]);
+    ck_assert_ptr_ne(ys, xs); /* a bound input is never written */
+    sg_rt_value_unref(xv);
+    sg_rt_free(rt);
+    sg_model_free(m);
+}
+END_TEST
+
 /* ---------------------------------------------------- missing kernels */
 
 struct missing {
@@ -829,6 +896,7 @@ Suite *suite_runtime(void)
     tcase_add_test(tc, test_toposort_shuffled);
     tcase_add_test(tc, test_release_after_last_use);
     tcase_add_test(tc, test_block_pool);
+    tcase_add_test(tc, test_inplace_outputs);
     tcase_add_test(tc, test_missing_kernels_listed);
     tcase_add_test(tc, test_input_checks);
     tcase_add_test(tc, test_numerics_modes);

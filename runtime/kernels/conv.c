@@ -503,8 +503,8 @@ static sg_status run_conv(struct sg_kctx *k)
         return st;
     int64_t od[SG_MAX_RANK];
     out_dims(&p, p.w.out, od);
-    sg_rt_value *Y;
-    if ((st = sg_kout(k, 0, X->dtype, od, X->rank, &Y)))
+    sg_rt_value *Y; /* conv_* write every element */
+    if ((st = sg_kout_uninit(k, 0, X->dtype, od, X->rank, &Y)))
         return st;
     if (!Y->numel)
         return SG_OK;

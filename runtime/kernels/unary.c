@@ -179,7 +179,10 @@ static sg_status run_unary(struct sg_kctx *k)
     p.beta = op->b ? sg_kattr_float(k, op->b, (float)op->db) : op->db;
     p.gamma = op->g ? sg_kattr_float(k, op->g, (float)op->dg) : op->dg;
     sg_rt_value *Y;
-    sg_status st = sg_kout(k, 0, X->dtype, X->dims, X->rank, &Y);
+    /* float32/64 functions read element i before writing it: in place. */
+    bool native = X->dtype == SG_DTYPE_FLOAT || X->dtype == SG_DTYPE_DOUBLE;
+    sg_status st =
+        native ? sg_kout_inplace(k, 0, 0, &Y) : sg_kout(k, 0, X->dtype, X->dims, X->rank, &Y);
     if (st)
         return st;
     switch (X->dtype) {
@@ -266,7 +269,8 @@ static sg_status run_clip(struct sg_kctx *k)
         ihi = sg_rt_get_i64(Hi, 0);
     }
     sg_rt_value *Y;
-    sg_status st = sg_kout(k, 0, X->dtype, X->dims, X->rank, &Y);
+    sg_status st = X->dtype == SG_DTYPE_FLOAT ? sg_kout_inplace(k, 0, 0, &Y)
+                                              : sg_kout(k, 0, X->dtype, X->dims, X->rank, &Y);
     if (st)
         return st;
     if (X->dtype == SG_DTYPE_FLOAT) {
