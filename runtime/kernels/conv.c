@@ -216,6 +216,9 @@ static int64_t depthwise_scratch(const struct sg_win *w)
                         dst[j] = 0;                                                                \
                     if (sw == 1)                                                                   \
                         memcpy(dst + jlo, x + base + jlo, (size_t)(jhi - jlo) * sizeof(T));        \
+                    else if (sw == 2) /* a constant stride: vectorised as a de-interleave */       \
+                        for (int64_t j = jlo; j < jhi; j++)                                        \
+                            dst[j] = x[base + 2 * j];                                              \
                     else                                                                           \
                         for (int64_t j = jlo; j < jhi; j++)                                        \
                             dst[j] = x[base + j * sw];                                             \
