@@ -11,16 +11,18 @@
  * the first run, the best and median of the others (milliseconds), the
  * best CPU time of the calling thread (what one thread costs when the
  * machine is shared; BLAS threads not included), the
- * runtime's tensor high-water mark and the sum of |y| over the first output.
+ * runtime's tensor high-water mark, the sum of |y| over the first output
+ * and the OpenBLAS kernels in use.
  * --profile adds the time per op type over the timed runs (from one node's
  * outputs to the next's, so it includes the executor's work between them),
- * slowest first, on stderr.
+ * slowest first, on stderr; --profile-shapes per op type and output shape.
  */
 #include "sg_alloc.h"
 #include "sg_io.h"
 #include "sg_runtime.h"
 #include "sg_tensorfile.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,13 +30,15 @@
 #include <string.h>
 #include <time.h>
 
+#define PROF_MAX 512
+
 struct prof {
-    char op[64][64];
-    double ms[64];
-    int calls[64];
+    char op[PROF_MAX][96];
+    double ms[PROF_MAX];
+    int calls[PROF_MAX];
     int n;
     double last;
-    bool on;
+    bool on, shapes;
 };
 
 static double clock_ms(clockid_t id)
@@ -52,19 +56,22 @@ static double now_ms(void)
 static sg_status observe(const sg_node *n, uint32_t index, const sg_rt_value *v, int depth,
                          void *ctx, struct sg_diag *diag)
 {
-    (void)v;
     (void)depth;
     (void)diag;
     struct prof *p = ctx;
     if (index != 0 || !p->on)
         return SG_OK;
     double t = now_ms();
+    char key[96], shape[64];
+    const sg_attr *g = sg_node_attr(n, "group");
+    snprintf(key, sizeof key, "%s%s %s", n->op_type, g && g->i > 1 ? " (grouped)" : "",
+             p->shapes && v ? sg_rt_value_format(v, shape, sizeof shape) : "");
     int i = 0;
-    while (i < p->n && strcmp(p->op[i], n->op_type) != 0)
+    while (i < p->n && strcmp(p->op[i], key) != 0)
         i++;
-    if (i == p->n && p->n < 64)
-        snprintf(p->op[p->n++], sizeof p->op[0], "%s", n->op_type);
-    if (i < 64) {
+    if (i == p->n && p->n < PROF_MAX)
+        snprintf(p->op[p->n++], sizeof p->op[0], "%s", key);
+    if (i < PROF_MAX) {
         p->ms[i] += t - p->last;
         p->calls[i]++;
     }
@@ -81,13 +88,14 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     static struct prof prof;
-    bool profile = argc > 1 && strcmp(argv[1], "--profile") == 0;
+    bool profile = argc > 1 && strncmp(argv[1], "--profile", 9) == 0;
+    prof.shapes = profile && strcmp(argv[1], "--profile-shapes") == 0;
     if (profile) {
         argv++;
         argc--;
     }
     if (argc < 5) {
-        fprintf(stderr, "usage: %s [--profile] MODEL THREADS REPEAT INPUT.pb...\n", argv[0]);
+        fprintf(stderr, "usage: %s [--profile|--profile-shapes] MODEL THREADS REPEAT INPUT.pb...\n", argv[0]);
         return 2;
     }
     int threads = atoi(argv[2]), repeat = atoi(argv[3]);
@@ -148,14 +156,16 @@ int main(int argc, char **argv)
     for (int64_t i = 0; y && y->kind == SG_RT_TENSOR && i < y->numel; i++)
         sum += fabs(sg_rt_get_f64(y, i));
     printf("{\"load_ms\": %.3f, \"first_ms\": %.3f, \"best_ms\": %.3f, \"median_ms\": %.3f, "
-           "\"best_cpu_ms\": %.3f, \"tensor_peak_bytes\": %zu, \"abs_sum\": %.6f}\n",
-           t1 - t0, first, times[0], times[repeat / 2], cpu[0], sg_rt_bytes_peak(), sum);
+           "\"best_cpu_ms\": %.3f, \"tensor_peak_bytes\": %zu, \"abs_sum\": %.6f, "
+           "\"blas_core\": \"%s\"}\n",
+           t1 - t0, first, times[0], times[repeat / 2], cpu[0], sg_rt_bytes_peak(), sum,
+           openblas_get_corename());
     for (int i = 0; profile && i < prof.n; i++) {
         int best = i;
         for (int j = i + 1; j < prof.n; j++)
             if (prof.ms[j] > prof.ms[best])
                 best = j;
-        fprintf(stderr, "%-24s %8.3f ms/run %5d nodes\n", prof.op[best], prof.ms[best] / repeat,
+        fprintf(stderr, "%-48s %8.3f ms/run %5d nodes\n", prof.op[best], prof.ms[best] / repeat,
                 prof.calls[best] / repeat);
         prof.ms[best] = prof.ms[i];
         prof.calls[best] = prof.calls[i];
