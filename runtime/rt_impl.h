@@ -11,6 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Hot loops built for AVX-512, AVX2 and the baseline, chosen when the
+ * library is loaded (x86-64 with GCC or clang on glibc; not under ASan). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define SG_RT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SG_RT_CLONES
+#endif
+
 /* Element memory shared by tensors (views share one storage). */
 struct sg_rt_storage {
     int refs;

@@ -24,7 +24,8 @@ typedef void (*ufn_f64)(const double *in, double *out, int64_t n, const struct u
 typedef int64_t (*ufn_int)(int64_t x, const struct uparam *p);
 
 #define UNARY(NAME, EXPR)                                                                          \
-    static void NAME##_f32(const float *in, float *out, int64_t n, const struct uparam *p)         \
+    SG_RT_CLONES static void NAME##_f32(const float *in, float *out, int64_t n,                    \
+                                        const struct uparam *p)                                    \
     {                                                                                              \
         typedef float T;                                                                           \
         const T alpha = (T)p->alpha, beta = (T)p->beta, gamma = (T)p->gamma;                       \
@@ -244,6 +245,15 @@ static sg_status run_isnan_isinf(struct sg_kctx *k)
     return SG_OK;
 }
 
+/* y = min(max(x, lo), hi), NaN kept (y may be x). */
+SG_RT_CLONES static void clip_f32(const float *x, float *y, int64_t n, float lo, float hi)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i] < lo ? lo : x[i];
+        y[i] = v > hi ? hi : v;
+    }
+}
+
 /* Clip: bounds from inputs 1 and 2 (opset 11+) or attributes min/max. */
 static sg_status run_clip(struct sg_kctx *k)
 {
@@ -274,12 +284,7 @@ static sg_status run_clip(struct sg_kctx *k)
     if (st)
         return st;
     if (X->dtype == SG_DTYPE_FLOAT) {
-        const float *x = X->data;
-        float *y = Y->data, l = (float)lo, h = (float)hi;
-        for (int64_t i = 0; i < X->numel; i++) {
-            float v = x[i] < l ? l : x[i];
-            y[i] = v > h ? h : v;
-        }
+        clip_f32(X->data, Y->data, X->numel, (float)lo, (float)hi);
         return SG_OK;
     }
     for (int64_t i = 0; i < X->numel; i++) {
