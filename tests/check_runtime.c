@@ -11,6 +11,7 @@
 #include "sg_kernel.h"
 #include "sg_runtime.h"
 #include "sg_tensorfile.h"
+#include "kernels/vmath.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -357,7 +358,8 @@ START_TEST(test_inplace_outputs)
         float nv = -xs[i], rv = nv < 0 ? 0 : nv, av = rv + nv;
         float sv = av >= 0 ? 1 / (1 + expf(-av)) : expf(av) / (1 + expf(av));
         want[0] += nv, want[1] += rv, want[2] += av, want[3] += sv;
-        ck_assert_msg(ys[i] == sv, "y[%lld] = %.9g, want %.9g", (long long)i, ys[i], sv);
+        ck_assert_msg(fabsf(ys[i] - sv) <= 1e-6f * sv, "y[%lld] = %.9g, want %.9g", (long long)i,
+                      ys[i], sv);
     }
     for (int j = 0; j < 4; j++)
         assert_close("observed sum", j, seen.sum[j], want[j]);
@@ -365,6 +367,56 @@ START_TEST(test_inplace_outputs)
     sg_rt_value_unref(xv);
     sg_rt_free(rt);
     sg_model_free(m);
+}
+END_TEST
+
+/* Distance in units in the last place between two floats (NaN = NaN). */
+static int64_t ulps(float a, float b)
+{
+    if (a == b || (isnan(a) && isnan(b)))
+        return 0;
+    if (isnan(a) || isnan(b))
+        return INT64_MAX;
+    int32_t ia, ib;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    ia = ia < 0 ? INT32_MIN - ia : ia; /* order the sign-magnitude patterns */
+    ib = ib < 0 ? INT32_MIN - ib : ib;
+    return llabs((int64_t)ia - (int64_t)ib);
+}
+
+START_TEST(test_vmath_accuracy)
+{
+    /* The vectorisable exp and erf of runtime/kernels/vmath.h against libm
+     * on every 61st float bit pattern (all signs, subnormals, overflow and
+     * underflow edges, infinities, NaNs) and on the special values. */
+    int64_t worst_exp = 0, worst_erf = 0;
+    float at_exp = 0, at_erf = 0;
+    for (uint64_t b = 0; b <= UINT32_MAX; b += 61) {
+        uint32_t u = (uint32_t)b;
+        float x;
+        memcpy(&x, &u, sizeof x);
+        int64_t e = ulps(sg_expf(x), expf(x)), r = ulps(sg_erff(x), erff(x));
+        if (e > worst_exp)
+            worst_exp = e, at_exp = x;
+        if (r > worst_erf)
+            worst_erf = r, at_erf = x;
+    }
+    ck_assert_msg(worst_exp <= 2, "sg_expf is %lld ulp off at %a: %a, libm %a",
+                  (long long)worst_exp, at_exp, sg_expf(at_exp), expf(at_exp));
+    ck_assert_msg(worst_erf <= 2, "sg_erff is %lld ulp off at %a: %a, libm %a",
+                  (long long)worst_erf, at_erf, sg_erff(at_erf), erff(at_erf));
+    const float special[] = {0.0f,      -0.0f,     INFINITY,   -INFINITY,  NAN,
+                             88.72283f, 88.72284f, -103.9720f, -103.9721f, 1e-45f,
+                             -1e-45f,   0.5f,      -0.5f,      4.0f,       3.9f};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
+        float x = special[i];
+        ck_assert_msg(ulps(sg_expf(x), expf(x)) <= 2, "exp(%a) = %a, libm %a", x, sg_expf(x),
+                      expf(x));
+        ck_assert_msg(ulps(sg_erff(x), erff(x)) <= 2, "erf(%a) = %a, libm %a", x, sg_erff(x),
+                      erff(x));
+        ck_assert(signbit(sg_erff(x)) == signbit(erff(x)) || isnan(x));
+    }
 }
 END_TEST
 
@@ -897,6 +949,7 @@ Suite *suite_runtime(void)
     tcase_add_test(tc, test_release_after_last_use);
     tcase_add_test(tc, test_block_pool);
     tcase_add_test(tc, test_inplace_outputs);
+    tcase_add_test(tc, test_vmath_accuracy);
     tcase_add_test(tc, test_missing_kernels_listed);
     tcase_add_test(tc, test_input_checks);
     tcase_add_test(tc, test_numerics_modes);

@@ -10,6 +10,7 @@
  * op allows them, go through int64.
  */
 #include "rt_impl.h"
+#include "vmath.h"
 
 #include <float.h>
 #include <string.h>
@@ -46,6 +47,33 @@ typedef int64_t (*ufn_int)(int64_t x, const struct uparam *p);
         }                                                                                          \
     }
 
+/* The same with a float32 formula of its own (vectorisable exp and erf). */
+#define UNARY2(NAME, EXPR32, EXPR64)                                                               \
+    SG_RT_CLONES static void NAME##_f32(const float *in, float *out, int64_t n,                    \
+                                        const struct uparam *p)                                    \
+    {                                                                                              \
+        (void)p;                                                                                   \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            float x = in[i];                                                                       \
+            out[i] = EXPR32;                                                                       \
+        }                                                                                          \
+    }                                                                                              \
+    static void NAME##_f64(const double *in, double *out, int64_t n, const struct uparam *p)       \
+    {                                                                                              \
+        (void)p;                                                                                   \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            double x = in[i];                                                                      \
+            out[i] = EXPR64;                                                                       \
+        }                                                                                          \
+    }
+
+/* Sigmoid through e = exp(-|x|), which never overflows. */
+static inline float sigmoid_f32(float x)
+{
+    float e = sg_expf(x < 0 ? x : -x);
+    return x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+
 #define ONE ((T)1)
 #define ZERO ((T)0)
 
@@ -66,13 +94,13 @@ UNARY(Cosh, cosh(x))
 UNARY(Asinh, asinh(x))
 UNARY(Acosh, acosh(x))
 UNARY(Atanh, atanh(x))
-UNARY(Erf, erf(x))
+UNARY2(Erf, sg_erff(x), erf(x))
 UNARY(Floor, floor(x))
 UNARY(Ceil, ceil(x))
 UNARY(Round, nearbyint(x)) /* halves to even in the default rounding mode */
 UNARY(Sign, x != x ? x : (x > ZERO ? ONE : (x < ZERO ? -ONE : ZERO)))
 UNARY(Relu, x < ZERO ? ZERO : x)
-UNARY(Sigmoid, x >= ZERO ? ONE / (ONE + exp(-x)) : exp(x) / (ONE + exp(x)))
+UNARY2(Sigmoid, sigmoid_f32(x), x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
 UNARY(Tanh, tanh(x))
 UNARY(Softplus, x > ZERO ? x + log1p(exp(-x)) : log1p(exp(x)))
 UNARY(Softsign, x / (ONE + fabs(x)))
