@@ -27,8 +27,9 @@ static sg_status set_out(struct sg_kctx *k, uint32_t i, sg_rt_value *v)
     return SG_OK;
 }
 
-sg_status sg_kout(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *dims, uint32_t rank,
-                  sg_rt_value **out)
+/* A new output tensor (cleared when `zero`), within max_tensor_bytes. */
+static sg_status new_out(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *dims,
+                         uint32_t rank, bool zero, sg_rt_value **out)
 {
     sg_rt_value *v;
     struct sg_diag d = {0};
@@ -50,7 +51,7 @@ sg_status sg_kout(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *d
             return sg_kfail(k, SG_ETOOBIG, "output %u %s%s is over the limit of %zu bytes", i,
                             sg_dtype_name(dtype), sg_kdims(k, dims, rank), limit);
     }
-    sg_status st = sg_rt_tensor_create(dtype, dims, rank, &v, &d);
+    sg_status st = sg__rt_tensor_new(dtype, dims, rank, zero, &v, &d);
     if (st)
         return sg_kfail(k, st, "output %u: %s", i, d.msg);
     if (dtype == SG_DTYPE_STRING)
@@ -61,22 +62,16 @@ sg_status sg_kout(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *d
     return st;
 }
 
+sg_status sg_kout(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *dims, uint32_t rank,
+                  sg_rt_value **out)
+{
+    return new_out(k, i, dtype, dims, rank, true, out);
+}
+
 sg_status sg_kout_uninit(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *dims,
                          uint32_t rank, sg_rt_value **out)
 {
-    sg_rt_value *v;
-    struct sg_diag d = {0};
-    if (out)
-        *out = NULL;
-    sg_status st = sg__rt_tensor_new(dtype, dims, rank, false, &v, &d);
-    if (st)
-        return sg_kfail(k, st, "output %u: %s", i, d.msg);
-    if (dtype == SG_DTYPE_STRING)
-        v->storage->interned = false;
-    st = set_out(k, i, v);
-    if (!st && out)
-        *out = v;
-    return st;
+    return new_out(k, i, dtype, dims, rank, false, out);
 }
 
 sg_status sg_kout_inplace(struct sg_kctx *k, uint32_t oi, uint32_t ii, sg_rt_value **out)
