@@ -95,7 +95,8 @@ int main(int argc, char **argv)
         argc--;
     }
     if (argc < 5) {
-        fprintf(stderr, "usage: %s [--profile|--profile-shapes] MODEL THREADS REPEAT INPUT.pb...\n", argv[0]);
+        fprintf(stderr, "usage: %s [--profile|--profile-shapes] MODEL THREADS REPEAT INPUT.pb...\n",
+                argv[0]);
         return 2;
     }
     int threads = atoi(argv[2]), repeat = atoi(argv[3]);
