@@ -296,6 +296,18 @@ START_TEST(test_block_pool)
                           y[i]);
     }
     sg_rt_value_unref(b);
+    /* Blocks of ever new sizes, one live at a time: the pool keeps no more
+     * than the high-water mark of live tensors (one) plus two of the
+     * largest blocks, not one block per size. */
+    int64_t before = sg_alloc_live();
+    for (int i = 0; i < 20; i++) {
+        int64_t n[1] = {(1 << 18) + i * (1 << 14)};
+        sg_rt_value *t;
+        ck_assert_ok(sg_rt_tensor_create(SG_DTYPE_FLOAT, n, 1, &t, &d), &d);
+        sg_rt_value_unref(t);
+    }
+    ck_assert_msg(sg_alloc_live() - before <= 4, "the pool kept %lld blocks",
+                  (long long)(sg_alloc_live() - before));
     sg_rt_free(rt);
     sg_model_free(m);
     ck_assert_int_eq(sg_alloc_live(), live);
