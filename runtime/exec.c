@@ -430,6 +430,7 @@ void sg_rt_free(sg_rt *rt)
     free_plans(rt);
     sg_arena_free(rt->arena);
     sg_free(rt);
+    sg__rt_pool_session(-1);
 }
 
 static sg_status rt_alloc(sg_model *m, const struct sg_rt_opts *opts, sg_rt **out)
@@ -445,6 +446,7 @@ static sg_status rt_alloc(sg_model *m, const struct sg_rt_opts *opts, sg_rt **ou
         sg_free(rt);
         return SG_ENOMEM;
     }
+    sg__rt_pool_session(1);
     *out = rt;
     return SG_OK;
 }
@@ -662,6 +664,17 @@ static int32_t value_dtype(const sg_rt_value *v)
     return v ? v->dtype : SG_DTYPE_UNDEFINED;
 }
 
+bool sg__rt_input_dead(const struct sg__kpriv *p, uint32_t i, const sg_rt_value *v)
+{
+    const struct rt_node *rn = p->pn;
+    if (!rn || i >= rn->node->n_inputs || rn->in[i] == NO_SLOT || p->frame->vals[rn->in[i]] != v)
+        return false;
+    for (uint32_t r = 0; r < rn->n_release; r++)
+        if (rn->release[r] == rn->in[i])
+            return true;
+    return false;
+}
+
 static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, struct sg_diag *diag)
 {
     sg_node *n = rn->node;
@@ -820,7 +833,7 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
         vals[rn->release[r]] = NULL;
     }
 out:
-    sg_arena_free(priv.scratch);
+    sg__kscratch_release(&priv);
     if (outs)
         for (uint32_t j = 0; j < n->n_outputs; j++)
             sg_rt_value_unref(outs[j]);

@@ -27,8 +27,9 @@ static sg_status set_out(struct sg_kctx *k, uint32_t i, sg_rt_value *v)
     return SG_OK;
 }
 
-sg_status sg_kout(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *dims, uint32_t rank,
-                  sg_rt_value **out)
+/* A new output tensor (cleared when `zero`), within max_tensor_bytes. */
+static sg_status new_out(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *dims,
+                         uint32_t rank, bool zero, sg_rt_value **out)
 {
     sg_rt_value *v;
     struct sg_diag d = {0};
@@ -50,13 +51,42 @@ sg_status sg_kout(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *d
             return sg_kfail(k, SG_ETOOBIG, "output %u %s%s is over the limit of %zu bytes", i,
                             sg_dtype_name(dtype), sg_kdims(k, dims, rank), limit);
     }
-    sg_status st = sg_rt_tensor_create(dtype, dims, rank, &v, &d);
+    sg_status st = sg__rt_tensor_new(dtype, dims, rank, zero, &v, &d);
     if (st)
         return sg_kfail(k, st, "output %u: %s", i, d.msg);
     if (dtype == SG_DTYPE_STRING)
         v->storage->interned = false; /* the kernel points entries anywhere */
     st = set_out(k, i, v);
     if (!st && out)
+        *out = v;
+    return st;
+}
+
+sg_status sg_kout(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *dims, uint32_t rank,
+                  sg_rt_value **out)
+{
+    return new_out(k, i, dtype, dims, rank, true, out);
+}
+
+sg_status sg_kout_uninit(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *dims,
+                         uint32_t rank, sg_rt_value **out)
+{
+    return new_out(k, i, dtype, dims, rank, false, out);
+}
+
+sg_status sg_kout_inplace(struct sg_kctx *k, uint32_t oi, uint32_t ii, sg_rt_value **out)
+{
+    const sg_rt_value *X = sg_kin(k, ii);
+    *out = NULL;
+    if (!X || X->kind != SG_RT_TENSOR)
+        return sg_kfail(k, SG_EINVAL, "input %u is not a tensor", ii);
+    if (X->dtype == SG_DTYPE_STRING || !sg__rt_input_dead(k->priv, ii, X) || !sg__rt_exclusive(X))
+        return sg_kout_uninit(k, oi, X->dtype, X->dims, X->rank, out);
+    sg_rt_value *v = sg__rt_view(X->storage, X->dtype, X->data, X->dims, X->rank);
+    if (!v)
+        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    sg_status st = set_out(k, oi, v);
+    if (!st)
         *out = v;
     return st;
 }
@@ -99,11 +129,36 @@ sg_status sg_kfail(struct sg_kctx *k, sg_status status, const char *fmt, ...)
     return status;
 }
 
+/* A large scratch block from the pool, listed for release after the node. */
+struct sg__kblock {
+    void *p;
+    size_t cap;
+    struct sg__kblock *next;
+};
+
+#define SCRATCH_BIG ((size_t)64 << 10)
+
 void *sg_kscratch(struct sg_kctx *k, size_t size)
 {
     if (!k->priv->scratch && !(k->priv->scratch = sg_arena_create()))
         return NULL;
-    return sg_arena_alloc(k->priv->scratch, size);
+    if (size < SCRATCH_BIG)
+        return sg_arena_alloc(k->priv->scratch, size);
+    struct sg__kblock *b = sg_arena_alloc(k->priv->scratch, sizeof *b);
+    if (!b || !(b->p = sg__rt_block_get(size, &b->cap)))
+        return NULL;
+    b->next = k->priv->big;
+    k->priv->big = b;
+    return b->p;
+}
+
+void sg__kscratch_release(struct sg__kpriv *p)
+{
+    for (struct sg__kblock *b = p->big; b; b = b->next)
+        sg__rt_block_put(b->p, b->cap);
+    p->big = NULL;
+    sg_arena_free(p->scratch);
+    p->scratch = NULL;
 }
 
 const char *sg_kshape(struct sg_kctx *k, const sg_rt_value *v)

@@ -11,6 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Hot loops built for AVX-512, AVX2 and the baseline, chosen when the
+ * library is loaded (x86-64 with GCC or clang on glibc; not under ASan). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#define SG_RT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SG_RT_CLONES
+#endif
+
 /* Element memory shared by tensors (views share one storage). */
 struct sg_rt_storage {
     int refs;
@@ -18,8 +26,29 @@ struct sg_rt_storage {
     bool interned; /* strings: every entry points into memory this storage owns */
     void *data;
     size_t size;
+    size_t cap;  /* bytes allocated at data (>= size; from sg__rt_block_get) */
     void *bytes; /* strings: the block entries point into (owned), or NULL */
 };
+
+/*
+ * Large blocks (tensor elements, kernel scratch) are recycled while a
+ * session exists: the executor frees and allocates blocks of the same few
+ * sizes node after node, and memory the C library hands back to the
+ * system costs a page fault per 4 KB when it is touched again (a quarter of
+ * MobileNet's run time). sg__rt_block_get returns a block of at least
+ * `size` bytes (*cap: its real size; contents undefined) or NULL;
+ * sg__rt_block_put takes it back (NULL is a no-op). Blocks go back to the
+ * C library when the last session is freed. Thread-safe.
+ */
+void *sg__rt_block_get(size_t size, size_t *cap);
+void sg__rt_block_put(void *p, size_t cap);
+/* Sessions alive: the pool keeps blocks only while there is one. */
+void sg__rt_pool_session(int delta);
+
+/* sg_rt_tensor_create, with the elements left undefined unless `zero`
+ * (strings are always empty). */
+sg_status sg__rt_tensor_new(int32_t dtype, const int64_t *dims, uint32_t rank, bool zero,
+                            sg_rt_value **out, struct sg_diag *diag);
 
 /* A tensor value over existing storage (a reference is taken). */
 sg_rt_value *sg__rt_view(sg_rt_storage *s, int32_t dtype, void *data, const int64_t *dims,
@@ -49,7 +78,15 @@ struct sg__kpriv {
     const struct rt_node *pn;
     sg_arena *scratch;       /* created on first use, freed after the node */
     size_t max_tensor_bytes; /* sg_rt_opts.max_tensor_bytes (0: no limit) */
+    struct sg__kblock *big;  /* large scratch blocks (pooled), freed after the node */
 };
+
+/* True when input i of the running node is v, read for the last time by
+ * this node, and held by nothing else (exec.c). */
+bool sg__rt_input_dead(const struct sg__kpriv *p, uint32_t i, const sg_rt_value *v);
+
+/* Free a node's scratch (arena and large blocks). */
+void sg__kscratch_release(struct sg__kpriv *p);
 
 /* Pointer-keyed hash map (open addressing). */
 struct sg__ptrmap {

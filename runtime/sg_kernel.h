@@ -32,8 +32,10 @@
  *
  * Calling convention. run(k) reads inputs k->in[0..n_in) (NULL: omitted
  * optional input), attributes through sg_kattr_*, and creates every output
- * with sg_kout (new zeroed tensor), sg_kout_alias (same elements, new shape:
- * Reshape, Identity), or sg_kout_value (an existing value). It returns SG_OK
+ * with sg_kout (new zeroed tensor), sg_kout_uninit (new, not cleared),
+ * sg_kout_inplace (over a dead input's elements: elementwise ops),
+ * sg_kout_alias (same elements, new shape: Reshape, Identity), or
+ * sg_kout_value (an existing value). It returns SG_OK
  * or the status of sg_kfail(), which writes one line naming the node
  * ("node 'mm' (MatMul, ai.onnx v13): ...") and whatever the kernel says
  * (put the shapes in: sg_kshape). Inputs are shared and immutable: never
@@ -166,6 +168,21 @@ bool sg_kout_wanted(const struct sg_kctx *k, uint32_t i);
  * for writing. Fails (named) on bad dims or out of memory. */
 sg_status sg_kout(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *dims, uint32_t rank,
                   sg_rt_value **out);
+
+/* As sg_kout, but the elements are left undefined: for kernels that write
+ * every element of the output (saves clearing it). */
+sg_status sg_kout_uninit(struct sg_kctx *k, uint32_t i, int32_t dtype, const int64_t *dims,
+                         uint32_t rank, sg_rt_value **out);
+
+/*
+ * Output oi with input ii's dtype and shape, over input ii's own elements
+ * when this node is the last reader of that value and nothing else shares
+ * them (elementwise ops then need no new buffer and stay in cache);
+ * otherwise a new tensor with undefined elements. Either way the kernel
+ * writes every element and reads element j of input ii (or of any input
+ * that may be the same value) only before writing element j of *out.
+ */
+sg_status sg_kout_inplace(struct sg_kctx *k, uint32_t oi, uint32_t ii, sg_rt_value **out);
 
 /* Output i shares src's elements with shape dims (same numel, checked). */
 sg_status sg_kout_alias(struct sg_kctx *k, uint32_t i, const sg_rt_value *src, const int64_t *dims,

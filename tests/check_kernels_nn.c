@@ -174,6 +174,13 @@ static const struct conv_case conv_cases[] = {
     {2, 2, 5, 3, 1, {4, 6}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, NULL},
     /* 1x1 stride 2 (ResNet downsample) */
     {2, 1, 4, 6, 1, {7, 7}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, false, NULL},
+    /* depthwise on small planes with channels in the vector lanes: 16-wide
+     * blocks plus a remainder, 8x8 transposes plus edges */
+    {2, 1, 40, 40, 40, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
+    {2, 2, 35, 35, 35, {9, 11}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}, false, NULL},
+    {2, 1, 24, 24, 24, {8, 8}, {3, 3}, {1, 2}, {2, 1}, {2, 1}, {1, 0}, true, NULL},
+    /* ... and a 9x9 kernel: more than 64 taps per output, summed in two runs */
+    {2, 1, 17, 17, 17, {10, 10}, {9, 9}, {1, 1}, {1, 1}, {4, 4}, {4, 4}, true, NULL},
     /* 1-D depthwise, dilated, strided */
     {1, 2, 3, 3, 3, {10}, {3}, {2}, {2}, {1}, {2}, true, NULL},
     /* 3-D grouped */

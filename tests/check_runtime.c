@@ -11,6 +11,7 @@
 #include "sg_kernel.h"
 #include "sg_runtime.h"
 #include "sg_tensorfile.h"
+#include "kernels/vmath.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -257,6 +258,177 @@ START_TEST(test_release_after_last_use)
     sg_rt_free(rt);
     ck_assert_uint_eq(sg_rt_bytes_live(), base - tensor);
     sg_model_free(m);
+}
+END_TEST
+
+START_TEST(test_block_pool)
+{
+    /* While a session exists, large blocks are recycled: a new tensor gets
+     * the freed block back, zeroed; after the last session every block is
+     * returned (no allocation outlives it). */
+    int64_t live = sg_alloc_live();
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t dims[1] = {1 << 16};
+    sg_value *v = graph_input(m, "x", SG_DTYPE_FLOAT, dims, 1);
+    v = node1(m, "Neg", NULL, "neg", &v, 1, "y");
+    ck_assert_ok(sg_graph_add_output(m->graph, v), &d);
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, NULL, &rt, &d), &d);
+    sg_rt_value *a = tensor_f32(dims, 1, 1, 1);
+    void *block = a->data;
+    sg_rt_value_unref(a);
+    sg_rt_value *b;
+    ck_assert_ok(sg_rt_tensor_create(SG_DTYPE_FLOAT, dims, 1, &b, &d), &d);
+    ck_assert_ptr_eq(b->data, block);
+    for (int64_t i = 0; i < b->numel; i++)
+        ck_assert_msg(((float *)b->data)[i] == 0.0f, "recycled element %lld is not zero",
+                      (long long)i);
+    for (int run = 0; run < 3; run++) {
+        for (int64_t i = 0; i < b->numel; i++)
+            ((float *)b->data)[i] = (float)(i + run);
+        ck_assert_ok(sg_rt_set_input(rt, "x", b, &d), &d);
+        ck_assert_ok(sg_rt_run(rt, &d), &d);
+        const float *y = sg_rt_output(rt, 0)->data;
+        for (int64_t i = 0; i < b->numel; i++)
+            ck_assert_msg(y[i] == -(float)(i + run), "run %d: y[%lld] = %g", run, (long long)i,
+                          y[i]);
+    }
+    sg_rt_value_unref(b);
+    /* Blocks of ever new sizes, one live at a time: the pool keeps no more
+     * than the high-water mark of live tensors (one) plus two of the
+     * largest blocks, not one block per size. */
+    int64_t before = sg_alloc_live();
+    for (int i = 0; i < 20; i++) {
+        int64_t n[1] = {(1 << 18) + i * (1 << 14)};
+        sg_rt_value *t;
+        ck_assert_ok(sg_rt_tensor_create(SG_DTYPE_FLOAT, n, 1, &t, &d), &d);
+        sg_rt_value_unref(t);
+    }
+    ck_assert_msg(sg_alloc_live() - before <= 4, "the pool kept %lld blocks",
+                  (long long)(sg_alloc_live() - before));
+    sg_rt_free(rt);
+    sg_model_free(m);
+    ck_assert_int_eq(sg_alloc_live(), live);
+}
+END_TEST
+
+struct seen {
+    const void *data[8];
+    double sum[8];
+    int n;
+};
+
+static sg_status remember(const sg_node *n, uint32_t index, const sg_rt_value *v, int depth,
+                          void *ctx, struct sg_diag *diag)
+{
+    (void)n, (void)index, (void)depth, (void)diag;
+    struct seen *s = ctx;
+    if (s->n < 8) {
+        s->data[s->n] = v->data;
+        s->sum[s->n] = 0;
+        for (int64_t i = 0; i < v->numel; i++)
+            s->sum[s->n] += ((const float *)v->data)[i];
+        s->n++;
+    }
+    return SG_OK;
+}
+
+START_TEST(test_inplace_outputs)
+{
+    /* y = Sigmoid(Relu(-x) + (-x)): Relu may not write over -x (Add reads
+     * it later), Add writes over Relu's output and Sigmoid over Add's (each
+     * is their last reader), and every value is right when observed. */
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t dims[1] = {1 << 16};
+    sg_value *x = graph_input(m, "x", SG_DTYPE_FLOAT, dims, 1);
+    sg_value *n = node1(m, "Neg", NULL, "neg", &x, 1, "n");
+    sg_value *r = node1(m, "Relu", NULL, "relu", &n, 1, "r");
+    sg_value *ab[2] = {r, n};
+    sg_value *a = node1(m, "Add", NULL, "add", ab, 2, "a");
+    sg_value *y = node1(m, "Sigmoid", NULL, "sig", &a, 1, "y");
+    ck_assert_ok(sg_graph_add_output(m->graph, y), &d);
+    struct seen seen = {0};
+    struct sg_rt_opts opts = {0};
+    opts.on_output = remember;
+    opts.observe_ctx = &seen;
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, &opts, &rt, &d), &d);
+    sg_rt_value *xv = tensor_f32(dims, 1, -1, 2.0f / (float)dims[0]);
+    ck_assert_ok(sg_rt_set_input(rt, "x", xv, &d), &d);
+    ck_assert_ok(sg_rt_run(rt, &d), &d);
+    ck_assert_int_eq(seen.n, 4);
+    ck_assert_ptr_ne(seen.data[1], seen.data[0]); /* -x lives on */
+    ck_assert_ptr_eq(seen.data[2], seen.data[1]);
+    ck_assert_ptr_eq(seen.data[3], seen.data[2]);
+    double want[4] = {0, 0, 0, 0};
+    const float *xs = xv->data, *ys = sg_rt_output(rt, 0)->data;
+    for (int64_t i = 0; i < dims[0]; i++) {
+        float nv = -xs[i], rv = nv < 0 ? 0 : nv, av = rv + nv;
+        float sv = av >= 0 ? 1 / (1 + expf(-av)) : expf(av) / (1 + expf(av));
+        want[0] += nv, want[1] += rv, want[2] += av, want[3] += sv;
+        ck_assert_msg(fabsf(ys[i] - sv) <= 1e-6f * sv, "y[%lld] = %.9g, want %.9g", (long long)i,
+                      ys[i], sv);
+    }
+    for (int j = 0; j < 4; j++)
+        assert_close("observed sum", j, seen.sum[j], want[j]);
+    ck_assert_ptr_ne(ys, xs); /* a bound input is never written */
+    sg_rt_value_unref(xv);
+    sg_rt_free(rt);
+    sg_model_free(m);
+}
+END_TEST
+
+/* Distance in units in the last place between two floats (NaN = NaN). */
+static int64_t ulps(float a, float b)
+{
+    if (a == b || (isnan(a) && isnan(b)))
+        return 0;
+    if (isnan(a) || isnan(b))
+        return INT64_MAX;
+    int32_t ia, ib;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    ia = ia < 0 ? INT32_MIN - ia : ia; /* order the sign-magnitude patterns */
+    ib = ib < 0 ? INT32_MIN - ib : ib;
+    return llabs((int64_t)ia - (int64_t)ib);
+}
+
+START_TEST(test_vmath_accuracy)
+{
+    /* The vectorisable exp and erf of runtime/kernels/vmath.h against libm
+     * on every 61st float bit pattern (all signs, subnormals, overflow and
+     * underflow edges, infinities, NaNs) and on the special values. */
+    int64_t worst_exp = 0, worst_erf = 0;
+    float at_exp = 0, at_erf = 0;
+    for (uint64_t b = 0; b <= UINT32_MAX; b += 61) {
+        uint32_t u = (uint32_t)b;
+        float x;
+        memcpy(&x, &u, sizeof x);
+        int64_t e = ulps(sg_expf(x), expf(x)), r = ulps(sg_erff(x), erff(x));
+        if (e > worst_exp)
+            worst_exp = e, at_exp = x;
+        if (r > worst_erf)
+            worst_erf = r, at_erf = x;
+    }
+    ck_assert_msg(worst_exp <= 2, "sg_expf is %lld ulp off at %a: %a, libm %a",
+                  (long long)worst_exp, at_exp, sg_expf(at_exp), expf(at_exp));
+    ck_assert_msg(worst_erf <= 2, "sg_erff is %lld ulp off at %a: %a, libm %a",
+                  (long long)worst_erf, at_erf, sg_erff(at_erf), erff(at_erf));
+    const float special[] = {0.0f,      -0.0f,     INFINITY,   -INFINITY,  NAN,
+                             88.72283f, 88.72284f, -103.9720f, -103.9721f, 1e-45f,
+                             -1e-45f,   0.5f,      -0.5f,      4.0f,       3.9f};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) {
+        float x = special[i];
+        ck_assert_msg(ulps(sg_expf(x), expf(x)) <= 2, "exp(%a) = %a, libm %a", x, sg_expf(x),
+                      expf(x));
+        ck_assert_msg(ulps(sg_erff(x), erff(x)) <= 2, "erf(%a) = %a, libm %a", x, sg_erff(x),
+                      erff(x));
+        ck_assert(signbit(sg_erff(x)) == signbit(erff(x)) || isnan(x));
+    }
 }
 END_TEST
 
@@ -787,6 +959,9 @@ Suite *suite_runtime(void)
     tcase_add_test(tc, test_broadcast_mismatch_names_node);
     tcase_add_test(tc, test_toposort_shuffled);
     tcase_add_test(tc, test_release_after_last_use);
+    tcase_add_test(tc, test_block_pool);
+    tcase_add_test(tc, test_inplace_outputs);
+    tcase_add_test(tc, test_vmath_accuracy);
     tcase_add_test(tc, test_missing_kernels_listed);
     tcase_add_test(tc, test_input_checks);
     tcase_add_test(tc, test_numerics_modes);

@@ -44,6 +44,18 @@ def kernels():
     case("gemm_trans_bcast",
          [helper.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1, alpha=0.5, beta=2.0)],
          [("a", a), ("b", b), ("c", c)], [("y", 0.5 * a @ b.T + 2.0 * c)])
+    # One row: the GEMV path, every transpose, with and without C.
+    for ta in (0, 1):
+        for tb in (0, 1):
+            a, b, c = f32(1, 37), f32(37, 23), f32(1, 23)
+            at, bt = (a.T.copy() if ta else a), (b.T.copy() if tb else b)
+            case("gemm_row_t%d%d" % (ta, tb),
+                 [helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=ta, transB=tb,
+                                   alpha=0.75, beta=-1.5)],
+                 [("a", at), ("b", bt), ("c", c)], [("y", 0.75 * a @ b - 1.5 * c)])
+    a, b = f32(1, 9), f32(9, 4)
+    case("gemm_row_no_c", [helper.make_node("Gemm", ["a", "b"], ["y"])],
+         [("a", a), ("b", b)], [("y", a @ b)])
     a, b = f32(2, 1, 3, 4), f32(3, 4, 5)
     case("matmul_batch_bcast", [helper.make_node("MatMul", ["a", "b"], ["y"])],
          [("a", a), ("b", b)], [("y", np.matmul(a, b))])

@@ -1,16 +1,24 @@
 #!/bin/bash
 # Install what surgeon needs from Debian's archive, skipping what is there.
-# Usage: tools/install-deps.sh [--test]   (--test adds what the tests need)
+# Usage: tools/install-deps.sh [--test] [--nets]
+#   --test adds what the tests need, --nets torch and torchvision (the real
+#   networks of tools/export_nets.py; the tests' `nets` check needs them).
 set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler
             libonnx-dev libyaml-dev libopenblas-dev python3-onnx python3-numpy)
 test_pkgs=(check libonnx-testdata clang-format chromium)
 
+nets_pkgs=(python3-torch python3-torchvision)
+
 pkgs=("${build_pkgs[@]}")
-if [ "${1:-}" = "--test" ]; then
-    pkgs+=("${test_pkgs[@]}")
-fi
+for arg in "$@"; do
+    case "$arg" in
+    --test) pkgs+=("${test_pkgs[@]}") ;;
+    --nets) pkgs+=("${nets_pkgs[@]}") ;;
+    *) echo "usage: $0 [--test] [--nets]" >&2; exit 2 ;;
+    esac
+done
 
 missing=()
 for p in "${pkgs[@]}"; do

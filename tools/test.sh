@@ -4,7 +4,7 @@
 # .ci/run calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install-deps.sh --test
+bash tools/install-deps.sh --test --nets
 cmake -S . -B build-test -DSG_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build-test -j"$(nproc)"
 ctest --test-dir build-test --output-on-failure -j"$(nproc)"

@@ -384,6 +384,17 @@ static const sg_rt_value *convert(struct sg_kctx *k, const sg_rt_value *v, int32
     return w;
 }
 
+/* True when tensor v has the broadcast output's shape. */
+static bool same_shape(const sg_rt_value *v, const struct sg_bcast *b)
+{
+    if (v->rank != b->rank)
+        return false;
+    for (uint32_t d = 0; d < b->rank; d++)
+        if (v->dims[d] != b->dims[d])
+            return false;
+    return true;
+}
+
 /*
  * Y = op(A, B) with broadcasting; Y is created as output `oi` unless
  * `into` is given (then it must have the broadcast shape). A and B have the
@@ -408,8 +419,20 @@ static sg_status apply(struct sg_kctx *k, enum binop op, const sg_rt_value *A, c
     int32_t out_dt =
         is_compare(op) || op == OP_AND || op == OP_OR || op == OP_XOR ? SG_DTYPE_BOOL : dt;
     sg_rt_value *Y;
+    /* Plain float ops may write over an input of the output's shape that
+     * dies here (sg_kout_inplace): element i is read, then written. */
+    int in_place = -1;
+    if (!made && out_dt == dt && (dt == SG_DTYPE_FLOAT || dt == SG_DTYPE_DOUBLE)) {
+        if (A == sg_kin(k, 0) && same_shape(A, &b))
+            in_place = 0;
+        else if (B == sg_kin(k, 1) && same_shape(B, &b))
+            in_place = 1;
+    }
     if (made && *made) {
         Y = *made;
+    } else if (in_place >= 0) {
+        if ((st = sg_kout_inplace(k, oi, (uint32_t)in_place, &Y)))
+            return st;
     } else {
         st = sg_kout(k, oi, out_dt, b.dims, b.rank, &Y);
         if (st)

@@ -216,6 +216,9 @@ static int64_t depthwise_scratch(const struct sg_win *w)
                         dst[j] = 0;                                                                \
                     if (sw == 1)                                                                   \
                         memcpy(dst + jlo, x + base + jlo, (size_t)(jhi - jlo) * sizeof(T));        \
+                    else if (sw == 2) /* a constant stride: vectorised as a de-interleave */       \
+                        for (int64_t j = jlo; j < jhi; j++)                                        \
+                            dst[j] = x[base + 2 * j];                                              \
                     else                                                                           \
                         for (int64_t j = jlo; j < jhi; j++)                                        \
                             dst[j] = x[base + j * sw];                                             \
@@ -261,6 +264,139 @@ static int64_t depthwise_scratch(const struct sg_win *w)
 DEF_DEPTHWISE(float, f)
 DEF_DEPTHWISE(double, d)
 
+/*
+ * dst [cols, rows] = src [rows, cols] transposed (float32), in 8x8 blocks:
+ * through AVX2 registers where the CPU has them, element by element at
+ * the edges and elsewhere.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+__attribute__((target("avx2"))) static void transpose8_avx2(const float *src, int64_t ls,
+                                                            float *dst, int64_t ld)
+{
+    __m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + ls);
+    __m256 r2 = _mm256_loadu_ps(src + 2 * ls), r3 = _mm256_loadu_ps(src + 3 * ls);
+    __m256 r4 = _mm256_loadu_ps(src + 4 * ls), r5 = _mm256_loadu_ps(src + 5 * ls);
+    __m256 r6 = _mm256_loadu_ps(src + 6 * ls), r7 = _mm256_loadu_ps(src + 7 * ls);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee);
+    __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee);
+    __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xee);
+    __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);
+    _mm256_storeu_ps(dst, _mm256_permute2f128_ps(s0, s4, 0x20));
+    _mm256_storeu_ps(dst + ld, _mm256_permute2f128_ps(s1, s5, 0x20));
+    _mm256_storeu_ps(dst + 2 * ld, _mm256_permute2f128_ps(s2, s6, 0x20));
+    _mm256_storeu_ps(dst + 3 * ld, _mm256_permute2f128_ps(s3, s7, 0x20));
+    _mm256_storeu_ps(dst + 4 * ld, _mm256_permute2f128_ps(s0, s4, 0x31));
+    _mm256_storeu_ps(dst + 5 * ld, _mm256_permute2f128_ps(s1, s5, 0x31));
+    _mm256_storeu_ps(dst + 6 * ld, _mm256_permute2f128_ps(s2, s6, 0x31));
+    _mm256_storeu_ps(dst + 7 * ld, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+#endif
+
+static void transpose_f(const float *restrict src, int64_t rows, int64_t cols, float *restrict dst)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int avx2 = -1;
+    if (avx2 < 0)
+        avx2 = __builtin_cpu_supports("avx2") != 0;
+#else
+    const int avx2 = 0;
+#endif
+    for (int64_t r0 = 0; r0 < rows; r0 += 8)
+        for (int64_t c0 = 0; c0 < cols; c0 += 8) {
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (avx2 && r0 + 8 <= rows && c0 + 8 <= cols) {
+                transpose8_avx2(src + r0 * cols + c0, cols, dst + c0 * rows + r0, rows);
+                continue;
+            }
+#endif
+            for (int64_t r = r0; r < rows && r < r0 + 8; r++)
+                for (int64_t c = c0; c < cols && c < c0 + 8; c++)
+                    dst[c * rows + r] = src[r * cols + c];
+        }
+}
+
+/*
+ * Depthwise convolution of small planes (float32, 2-D, one output channel
+ * per input channel), with the channels in the vector lanes: x [C, H, W]
+ * is transposed to xt [H*W, C], each output position sums its valid taps
+ * as whole rows of C values, and yt [OH*OW, C] is transposed back into y.
+ * On a 14x14 or 7x7 plane the plane-wise loop above spends most of its
+ * time on short row copies; here every operation spans the channels. Taps
+ * outside the input are skipped, which adds the same non-zero terms in the
+ * same order as the plane-wise loop (bias first, then taps in row-major
+ * order). Scratch: xt C*H*W, yt C*OH*OW and wt C*KH*KW floats.
+ */
+/* Sixteen floats (GCC and clang vector extension; unaligned through memcpy). */
+typedef float v16f __attribute__((vector_size(64)));
+
+SG_VECTOR_CLONES static void depthwise_cl_taps(const float *restrict xt, const float *restrict wt,
+                                               const float *restrict b, float *restrict yt,
+                                               int64_t C, const struct sg_win *v)
+{
+    int64_t H = v->in[0], W = v->in[1], OH = v->out[0], OW = v->out[1];
+    int64_t KH = v->k[0], KW = v->k[1], n = 0;
+    const float *xr[64], *wr[64];
+    for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+            /* The valid taps of this position (at most 64: else in two passes). */
+            float *out = yt + (oh * OW + ow) * C;
+            bool first = true;
+            for (int64_t kh = 0, t = 0; kh < KH; kh++)
+                for (int64_t kw = 0; kw < KW; kw++, t++) {
+                    int64_t ih = oh * v->stride[0] + kh * v->dil[0] - v->pad0[0];
+                    int64_t iw = ow * v->stride[1] + kw * v->dil[1] - v->pad0[1];
+                    if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                        xr[n] = xt + (ih * W + iw) * C;
+                        wr[n++] = wt + t * C;
+                    }
+                    if (n < 64 && !(kh == KH - 1 && kw == KW - 1))
+                        continue;
+                    /* Sixteen channels at a time, held in a register. */
+                    int64_t c0 = 0;
+                    for (; c0 + 16 <= C; c0 += 16) {
+                        v16f a, wv, xv;
+                        if (!first)
+                            memcpy(&a, out + c0, sizeof a);
+                        else if (b)
+                            memcpy(&a, b + c0, sizeof a);
+                        else
+                            a = (v16f){0};
+                        for (int64_t i = 0; i < n; i++) {
+                            memcpy(&wv, wr[i] + c0, sizeof wv);
+                            memcpy(&xv, xr[i] + c0, sizeof xv);
+                            a += wv * xv;
+                        }
+                        memcpy(out + c0, &a, sizeof a);
+                    }
+                    for (; c0 < C; c0++) {
+                        float a = first ? (b ? b[c0] : 0.0f) : out[c0];
+                        for (int64_t i = 0; i < n; i++)
+                            a += wr[i][c0] * xr[i][c0];
+                        out[c0] = a;
+                    }
+                    first = false;
+                    n = 0;
+                }
+        }
+}
+
+static void depthwise_cl_f(const float *x, const float *w, const float *b, float *y, int64_t C,
+                           const struct sg_win *v, float *xt, float *yt, float *wt)
+{
+    transpose_f(x, C, v->in_size, xt);
+    transpose_f(w, C, v->k_size, wt);
+    depthwise_cl_taps(xt, wt, b, yt, C, v);
+    transpose_f(yt, v->out_size, C, y);
+}
+
+/* Planes up to this many outputs go through depthwise_cl_f. */
+#define DW_CL_MAX 256
+
 static void gemm_f(bool ta, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
@@ -295,6 +431,19 @@ static void win_2d(const struct sg_win *w, struct sg_win *v)
     sg_win_sizes(v);
 }
 
+/* y[m, 0..n) = v[m] for m < rows: the bias the GEMMs then add to. */
+#define DEF_FILL(T, sfx)                                                                           \
+    SG_VECTOR_CLONES static void fill_rows_##sfx(T *restrict y, const T *restrict v, int64_t rows, \
+                                                 int64_t n)                                        \
+    {                                                                                              \
+        for (int64_t m = 0; m < rows; m++)                                                         \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                y[m * n + i] = v[m];                                                               \
+    }
+
+DEF_FILL(float, f)
+DEF_FILL(double, d)
+
 /*
  * Forward convolution for element type T: y [N, M, out...] from x [N, C,
  * in...], w [M, C/g, k...] and bias b [M] (NULL: none). col is scratch
@@ -325,9 +474,7 @@ static void win_2d(const struct sg_win *w, struct sg_win *v)
                 T *yg = y + (n * p->M + gi * p->Mg) * g->out_size;                                 \
                 const T *wg = w + gi * p->Mg * K;                                                  \
                 if (b)                                                                             \
-                    for (int64_t m = 0; m < p->Mg; m++)                                            \
-                        for (int64_t i = 0; i < g->out_size; i++)                                  \
-                            yg[m * g->out_size + i] = b[gi * p->Mg + m];                           \
+                    fill_rows_##sfx(yg, b + gi * p->Mg, p->Mg, g->out_size);                       \
                 if (pointwise) {                                                                   \
                     gemm_##sfx(false, p->Mg, g->out_size, K, wg, K, xg, g->out_size, b ? 1 : 0,    \
                                yg, g->out_size);                                                   \
@@ -503,8 +650,8 @@ static sg_status run_conv(struct sg_kctx *k)
         return st;
     int64_t od[SG_MAX_RANK];
     out_dims(&p, p.w.out, od);
-    sg_rt_value *Y;
-    if ((st = sg_kout(k, 0, X->dtype, od, X->rank, &Y)))
+    sg_rt_value *Y; /* conv_* write every element */
+    if ((st = sg_kout_uninit(k, 0, X->dtype, od, X->rank, &Y)))
         return st;
     if (!Y->numel)
         return SG_OK;
@@ -520,6 +667,18 @@ static sg_status run_conv(struct sg_kctx *k)
     float *y = is_half(X->dtype) ? sg_kscratch(k, (size_t)Y->numel * sizeof(float)) : Y->data;
     if (!x || !w || (B && !b) || !y)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
+    if (p.Cg == 1 && p.Mg == 1 && p.w.n == 2 && p.w.k_size > 1 && p.w.out_size <= DW_CL_MAX) {
+        float *xt = sg_kscratch(k, (size_t)(p.C * p.w.in_size) * sizeof(float));
+        float *yt = sg_kscratch(k, (size_t)(p.C * p.w.out_size) * sizeof(float));
+        float *wt = sg_kscratch(k, (size_t)(p.C * p.w.k_size) * sizeof(float));
+        if (!xt || !yt || !wt)
+            return sg_kfail(k, SG_ENOMEM, "out of memory");
+        for (int64_t n = 0; n < p.N; n++)
+            depthwise_cl_f(x + n * p.C * p.w.in_size, w, b, y + n * p.C * p.w.out_size, p.C, &p.w,
+                           xt, yt, wt);
+        store_floats(Y, y);
+        return SG_OK;
+    }
     conv_f(&p, x, w, b, y, col);
     store_floats(Y, y);
     return SG_OK;

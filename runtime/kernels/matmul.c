@@ -209,14 +209,34 @@ static sg_status run_gemm(struct sg_kctx *k)
         if (b.rank != 2 || b.dims[0] != M || b.dims[1] != N)
             return sg_kfail(k, SG_ESHAPE, "C %s does not broadcast to [%lld,%lld]", sg_kshape(k, C),
                             (long long)M, (long long)N);
-        while (sg_bcast_next(&b))
+        while (sg_bcast_next(&b)) {
+            if (Yc.dtype == SG_DTYPE_FLOAT && C->dtype == SG_DTYPE_FLOAT) {
+                const float *c = (const float *)C->data + b.off[1];
+                float *y = (float *)Yc.data + b.pos, fb = beta;
+                if (b.step[1])
+                    for (int64_t i = 0; i < b.run; i++)
+                        y[i] = fb * c[i];
+                else
+                    for (int64_t i = 0; i < b.run; i++)
+                        y[i] = fb * c[0];
+                continue;
+            }
             for (int64_t i = 0; i < b.run; i++)
                 sg_rt_set_f64(&Yc, b.pos + i, beta * sg_rt_get_f64(C, b.off[1] + i * b.step[1]));
+        }
     }
     if (!Y->numel)
         goto done;
     if (dt == SG_DTYPE_FLOAT || dt == SG_DTYPE_DOUBLE) {
         int lda = (int)A->dims[1], ldb = (int)B->dims[1];
+        if (M == 1 && dt == SG_DTYPE_FLOAT) {
+            /* One row (a batch-1 classifier): a GEMV, without the packing
+             * of B that GEMM does first. A's K values are contiguous
+             * either way; y = op(B)^T a. */
+            cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, (int)B->dims[0], ldb, alpha,
+                        B->data, ldb, A->data, 1, have_c ? 1.0f : 0.0f, Yc.data, 1);
+            goto done;
+        }
         if (dt == SG_DTYPE_FLOAT)
             cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                         tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, alpha, A->data, lda,

@@ -10,6 +10,7 @@
  * op allows them, go through int64.
  */
 #include "rt_impl.h"
+#include "vmath.h"
 
 #include <float.h>
 #include <string.h>
@@ -24,7 +25,8 @@ typedef void (*ufn_f64)(const double *in, double *out, int64_t n, const struct u
 typedef int64_t (*ufn_int)(int64_t x, const struct uparam *p);
 
 #define UNARY(NAME, EXPR)                                                                          \
-    static void NAME##_f32(const float *in, float *out, int64_t n, const struct uparam *p)         \
+    SG_RT_CLONES static void NAME##_f32(const float *in, float *out, int64_t n,                    \
+                                        const struct uparam *p)                                    \
     {                                                                                              \
         typedef float T;                                                                           \
         const T alpha = (T)p->alpha, beta = (T)p->beta, gamma = (T)p->gamma;                       \
@@ -44,6 +46,33 @@ typedef int64_t (*ufn_int)(int64_t x, const struct uparam *p);
             out[i] = (T)(EXPR);                                                                    \
         }                                                                                          \
     }
+
+/* The same with a float32 formula of its own (vectorisable exp and erf). */
+#define UNARY2(NAME, EXPR32, EXPR64)                                                               \
+    SG_RT_CLONES static void NAME##_f32(const float *in, float *out, int64_t n,                    \
+                                        const struct uparam *p)                                    \
+    {                                                                                              \
+        (void)p;                                                                                   \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            float x = in[i];                                                                       \
+            out[i] = EXPR32;                                                                       \
+        }                                                                                          \
+    }                                                                                              \
+    static void NAME##_f64(const double *in, double *out, int64_t n, const struct uparam *p)       \
+    {                                                                                              \
+        (void)p;                                                                                   \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            double x = in[i];                                                                      \
+            out[i] = EXPR64;                                                                       \
+        }                                                                                          \
+    }
+
+/* Sigmoid through e = exp(-|x|), which never overflows. */
+static inline float sigmoid_f32(float x)
+{
+    float e = sg_expf(x < 0 ? x : -x);
+    return x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
 
 #define ONE ((T)1)
 #define ZERO ((T)0)
@@ -65,13 +94,13 @@ UNARY(Cosh, cosh(x))
 UNARY(Asinh, asinh(x))
 UNARY(Acosh, acosh(x))
 UNARY(Atanh, atanh(x))
-UNARY(Erf, erf(x))
+UNARY2(Erf, sg_erff(x), erf(x))
 UNARY(Floor, floor(x))
 UNARY(Ceil, ceil(x))
 UNARY(Round, nearbyint(x)) /* halves to even in the default rounding mode */
 UNARY(Sign, x != x ? x : (x > ZERO ? ONE : (x < ZERO ? -ONE : ZERO)))
 UNARY(Relu, x < ZERO ? ZERO : x)
-UNARY(Sigmoid, x >= ZERO ? ONE / (ONE + exp(-x)) : exp(x) / (ONE + exp(x)))
+UNARY2(Sigmoid, sigmoid_f32(x), x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
 UNARY(Tanh, tanh(x))
 UNARY(Softplus, x > ZERO ? x + log1p(exp(-x)) : log1p(exp(x)))
 UNARY(Softsign, x / (ONE + fabs(x)))
@@ -179,7 +208,10 @@ static sg_status run_unary(struct sg_kctx *k)
     p.beta = op->b ? sg_kattr_float(k, op->b, (float)op->db) : op->db;
     p.gamma = op->g ? sg_kattr_float(k, op->g, (float)op->dg) : op->dg;
     sg_rt_value *Y;
-    sg_status st = sg_kout(k, 0, X->dtype, X->dims, X->rank, &Y);
+    /* float32/64 functions read element i before writing it: in place. */
+    bool native = X->dtype == SG_DTYPE_FLOAT || X->dtype == SG_DTYPE_DOUBLE;
+    sg_status st =
+        native ? sg_kout_inplace(k, 0, 0, &Y) : sg_kout(k, 0, X->dtype, X->dims, X->rank, &Y);
     if (st)
         return st;
     switch (X->dtype) {
@@ -241,6 +273,15 @@ static sg_status run_isnan_isinf(struct sg_kctx *k)
     return SG_OK;
 }
 
+/* y = min(max(x, lo), hi), NaN kept (y may be x). */
+SG_RT_CLONES static void clip_f32(const float *x, float *y, int64_t n, float lo, float hi)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i] < lo ? lo : x[i];
+        y[i] = v > hi ? hi : v;
+    }
+}
+
 /* Clip: bounds from inputs 1 and 2 (opset 11+) or attributes min/max. */
 static sg_status run_clip(struct sg_kctx *k)
 {
@@ -266,16 +307,12 @@ static sg_status run_clip(struct sg_kctx *k)
         ihi = sg_rt_get_i64(Hi, 0);
     }
     sg_rt_value *Y;
-    sg_status st = sg_kout(k, 0, X->dtype, X->dims, X->rank, &Y);
+    sg_status st = X->dtype == SG_DTYPE_FLOAT ? sg_kout_inplace(k, 0, 0, &Y)
+                                              : sg_kout(k, 0, X->dtype, X->dims, X->rank, &Y);
     if (st)
         return st;
     if (X->dtype == SG_DTYPE_FLOAT) {
-        const float *x = X->data;
-        float *y = Y->data, l = (float)lo, h = (float)hi;
-        for (int64_t i = 0; i < X->numel; i++) {
-            float v = x[i] < l ? l : x[i];
-            y[i] = v > h ? h : v;
-        }
+        clip_f32(X->data, Y->data, X->numel, (float)lo, (float)hi);
         return SG_OK;
     }
     for (int64_t i = 0; i < X->numel; i++) {
