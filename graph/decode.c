@@ -315,16 +315,20 @@ static sg_status decode_kv(struct dec *D, struct wr msg, sg_kv *kv)
     return SG_OK;
 }
 
-/* Decode every occurrence of field `field` of msg into a kv array. */
-static sg_status decode_kvs(struct dec *D, struct wr msg, uint32_t field, sg_kv **out, size_t *n)
+typedef sg_status (*elem_decoder)(struct dec *D, struct wr msg, void *elem);
+
+/* Decode every occurrence of message field `field` of msg into an arena
+ * array of elements of `size` bytes, one decode call each. */
+static sg_status decode_repeated(struct dec *D, struct wr msg, uint32_t field, size_t size,
+                                 elem_decoder decode, const char *what, void **out, size_t *n)
 {
     size_t count = count_field(msg, field);
     *n = 0;
     *out = NULL;
     if (!count)
         return SG_OK;
-    sg_kv *kv = sg_arena_calloc(D->a, count, sizeof *kv);
-    if (!kv)
+    uint8_t *elems = sg_arena_calloc(D->a, count, size);
+    if (!elems)
         return nomem(D);
     uint32_t f;
     int t;
@@ -334,15 +338,29 @@ static sg_status decode_kvs(struct dec *D, struct wr msg, uint32_t field, sg_kv 
             continue;
         }
         struct wr sub;
-        if (!read_msg(D, &msg, t, &sub, "key/value entry"))
+        if (!read_msg(D, &msg, t, &sub, what))
             return status_of(D);
-        sg_status st = decode_kv(D, sub, &kv[*n]);
+        sg_status st = decode(D, sub, elems + *n * size);
         if (st)
             return st;
         (*n)++;
     }
-    *out = kv;
+    *out = elems;
     return SG_OK;
+}
+
+static sg_status decode_kv_elem(struct dec *D, struct wr msg, void *kv)
+{
+    return decode_kv(D, msg, kv);
+}
+
+static sg_status decode_kvs(struct dec *D, struct wr msg, uint32_t field, sg_kv **out, size_t *n)
+{
+    void *arr;
+    sg_status st =
+        decode_repeated(D, msg, field, sizeof **out, decode_kv_elem, "key/value entry", &arr, n);
+    *out = arr;
+    return st;
 }
 
 static sg_status decode_opset(struct dec *D, struct wr msg, sg_opset *o)
@@ -372,34 +390,19 @@ static sg_status decode_opset(struct dec *D, struct wr msg, sg_opset *o)
     return SG_OK;
 }
 
+static sg_status decode_opset_elem(struct dec *D, struct wr msg, void *o)
+{
+    return decode_opset(D, msg, o);
+}
+
 static sg_status decode_opsets(struct dec *D, struct wr msg, uint32_t field, sg_opset **out,
                                size_t *n)
 {
-    size_t count = count_field(msg, field);
-    *n = 0;
-    *out = NULL;
-    if (!count)
-        return SG_OK;
-    sg_opset *o = sg_arena_calloc(D->a, count, sizeof *o);
-    if (!o)
-        return nomem(D);
-    uint32_t f;
-    int t;
-    while (wr_tag(&msg, &f, &t)) {
-        if (f != field) {
-            wr_skip(&msg, t);
-            continue;
-        }
-        struct wr sub;
-        if (!read_msg(D, &msg, t, &sub, "opset_import"))
-            return status_of(D);
-        sg_status st = decode_opset(D, sub, &o[*n]);
-        if (st)
-            return st;
-        (*n)++;
-    }
-    *out = o;
-    return SG_OK;
+    void *arr;
+    sg_status st =
+        decode_repeated(D, msg, field, sizeof **out, decode_opset_elem, "opset_import", &arr, n);
+    *out = arr;
+    return st;
 }
 
 /* ------------------------------------------------------------------ types */
