@@ -250,22 +250,40 @@ static void bounds_for(struct ctx *c, const sg_node *n, double *lo, double *hi)
                                    : FP16_MAX;
 }
 
+/* Where a Clip goes and what it clips to. */
+struct site {
+    char where[32]; /* "input 0", "output 1": for the report */
+    int32_t dtype;
+    double lo, hi; /* bounds, rounded inward to dtype */
+};
+
+/* The value in slot idx of n's inputs or outputs (`kind`), with its Clip
+ * site filled in, or NULL (reported) when it cannot or need not be clipped. */
+static sg_value *site_of(struct ctx *c, sg_node *n, const char *kind, sg_value *const *slots,
+                         uint32_t n_slots, uint32_t idx, struct site *s)
+{
+    snprintf(s->where, sizeof s->where, "%s %u", kind, idx);
+    if (idx >= n_slots || !slots[idx]) {
+        sg_report_info(c->rep, "skipped", "%s %s (absent)", sg__node_label(n), s->where);
+        return NULL;
+    }
+    if (!clippable(c, n, s->where, slots[idx], &s->dtype))
+        return NULL;
+    bounds_for(c, n, &s->lo, &s->hi);
+    s->lo = round_up(s->dtype, s->lo);
+    s->hi = round_down(s->dtype, s->hi);
+    return slots[idx];
+}
+
 static sg_status clip_input(struct ctx *c, sg_node *n, uint32_t idx)
 {
-    char where[32];
-    snprintf(where, sizeof where, "input %u", idx);
-    if (idx >= n->n_inputs || !n->inputs[idx]) {
-        sg_report_info(c->rep, "skipped", "%s %s (absent)", sg__node_label(n), where);
+    struct site s;
+    sg_value *x = site_of(c, n, "input", n->inputs, n->n_inputs, idx, &s);
+    if (!x)
         return SG_OK;
-    }
-    sg_value *x = n->inputs[idx];
-    int32_t dtype;
-    if (!clippable(c, n, where, x, &dtype))
-        return SG_OK;
-    double lo, hi;
-    bounds_for(c, n, &lo, &hi);
-    lo = round_up(dtype, lo);
-    hi = round_down(dtype, hi);
+    const char *where = s.where;
+    int32_t dtype = s.dtype;
+    double lo = s.lo, hi = s.hi;
     if (x->producer && is_clip(x->producer) && within(c, x->producer, lo, hi)) {
         sg_report_info(c->rep, "already clipped tighter", "%s %s (by %s)", sg__node_label(n), where,
                        sg__node_label(x->producer));
@@ -297,20 +315,13 @@ static sg_status clip_input(struct ctx *c, sg_node *n, uint32_t idx)
 
 static sg_status clip_output(struct ctx *c, sg_node *n, uint32_t idx)
 {
-    char where[32];
-    snprintf(where, sizeof where, "output %u", idx);
-    if (idx >= n->n_outputs || !n->outputs[idx]) {
-        sg_report_info(c->rep, "skipped", "%s %s (absent)", sg__node_label(n), where);
+    struct site s;
+    sg_value *y = site_of(c, n, "output", n->outputs, n->n_outputs, idx, &s);
+    if (!y)
         return SG_OK;
-    }
-    sg_value *y = n->outputs[idx];
-    int32_t dtype;
-    if (!clippable(c, n, where, y, &dtype))
-        return SG_OK;
-    double lo, hi;
-    bounds_for(c, n, &lo, &hi);
-    lo = round_up(dtype, lo);
-    hi = round_down(dtype, hi);
+    const char *where = s.where;
+    int32_t dtype = s.dtype;
+    double lo = s.lo, hi = s.hi;
     bool tight = y->n_uses > 0 && !(y->flags & SG_VALUE_OUTPUT);
     for (uint32_t u = 0; u < y->n_uses && tight; u++)
         tight =
