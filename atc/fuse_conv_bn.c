@@ -99,21 +99,16 @@ out:
     return st;
 }
 
+static sg_status fold_conv(struct sg__atc_mock *c, sg_node *conv)
+{
+    bool done;
+    return try_fold(c, conv, &done);
+}
+
 static sg_status run(struct sg__atc_mock *c, enum sg_fusion_pass_id pass)
 {
     (void)pass;
-    size_t n;
-    sg_node **order = sg__atc_snapshot(c, &n);
-    if (!order)
-        return c->diag->status;
-    sg_status st = SG_OK;
-    for (size_t i = 0; i < n && !st; i++) {
-        bool done;
-        if (!order[i]->dead && sg__atc_is(order[i], "Conv"))
-            st = try_fold(c, order[i], &done);
-    }
-    sg_free(order);
-    return st;
+    return sg__atc_each_op(c, "Conv", fold_conv);
 }
 
 const struct sg__atc_rule sg__atc_rule_conv_bn = {SG_FP_CONV_BATCHNORM, false, run};

@@ -140,16 +140,7 @@ static sg_status try_fuse(struct sg__atc_mock *c, sg_node *rm1)
 static sg_status run(struct sg__atc_mock *c, enum sg_fusion_pass_id pass)
 {
     (void)pass;
-    size_t n;
-    sg_node **order = sg__atc_snapshot(c, &n);
-    if (!order)
-        return c->diag->status;
-    sg_status st = SG_OK;
-    for (size_t i = 0; i < n && !st; i++)
-        if (!order[i]->dead && sg__atc_is(order[i], "ReduceMean"))
-            st = try_fuse(c, order[i]);
-    sg_free(order);
-    return st;
+    return sg__atc_each_op(c, "ReduceMean", try_fuse);
 }
 
 const struct sg__atc_rule sg__atc_rule_layernorm = {SG_FP_LAYERNORM_ONNX, false, run};

@@ -208,6 +208,21 @@ sg_node **sg__atc_snapshot(struct sg__atc_mock *c, size_t *n)
     return order;
 }
 
+sg_status sg__atc_each_op(struct sg__atc_mock *c, const char *op,
+                          sg_status (*fn)(struct sg__atc_mock *c, sg_node *n))
+{
+    size_t n;
+    sg_node **order = sg__atc_snapshot(c, &n);
+    if (!order)
+        return c->diag->status;
+    sg_status st = SG_OK;
+    for (size_t i = 0; i < n && !st; i++)
+        if (!order[i]->dead && sg__atc_is(order[i], op))
+            st = fn(c, order[i]);
+    sg_free(order);
+    return st;
+}
+
 sg_status sg__atc_copy_attr(sg_node *n, const sg_attr *a)
 {
     char name[256];
