@@ -10,58 +10,107 @@
 #include "ir_impl.h"
 #include "sg_alloc.h"
 
+#include <assert.h>
 #include <string.h>
 
-/* Outputs whose type is fixed: (op, output index or -1 for all, dtype). */
-static const struct fixed {
-    const char *op;
-    int out;
-    int32_t dtype;
-} fixed_types[] = {
-    {"Shape", -1, SG_DTYPE_INT64},
-    {"Size", -1, SG_DTYPE_INT64},
-    {"NonZero", -1, SG_DTYPE_INT64},
-    {"ArgMax", -1, SG_DTYPE_INT64},
-    {"ArgMin", -1, SG_DTYPE_INT64},
-    {"NonMaxSuppression", -1, SG_DTYPE_INT64},
-    {"Equal", -1, SG_DTYPE_BOOL},
-    {"Less", -1, SG_DTYPE_BOOL},
-    {"Greater", -1, SG_DTYPE_BOOL},
-    {"LessOrEqual", -1, SG_DTYPE_BOOL},
-    {"GreaterOrEqual", -1, SG_DTYPE_BOOL},
-    {"Not", -1, SG_DTYPE_BOOL},
-    {"And", -1, SG_DTYPE_BOOL},
-    {"Or", -1, SG_DTYPE_BOOL},
-    {"Xor", -1, SG_DTYPE_BOOL},
-    {"IsNaN", -1, SG_DTYPE_BOOL},
-    {"IsInf", -1, SG_DTYPE_BOOL},
-    {"Dropout", 1, SG_DTYPE_BOOL},
-    {"MaxPool", 1, SG_DTYPE_INT64},
-    {"TopK", 1, SG_DTYPE_INT64},
-    {"Unique", 1, SG_DTYPE_INT64},
-    {"Unique", 2, SG_DTYPE_INT64},
-    {"Unique", 3, SG_DTYPE_INT64},
-    {"LayerNormalization", 1, SG_DTYPE_FLOAT},
-    {"LayerNormalization", 2, SG_DTYPE_FLOAT},
-    {"DynamicQuantizeLinear", 0, SG_DTYPE_UINT8},
-    {"DynamicQuantizeLinear", 1, SG_DTYPE_FLOAT},
-    {"DynamicQuantizeLinear", 2, SG_DTYPE_UINT8},
-    {"MatMulInteger", -1, SG_DTYPE_INT32},
-    {"ConvInteger", -1, SG_DTYPE_INT32},
-    {"StringNormalizer", -1, SG_DTYPE_STRING},
-    {"RandomNormal", -1, SG_DTYPE_FLOAT}, /* unless `dtype` says otherwise */
-    {"RandomUniform", -1, SG_DTYPE_FLOAT},
-    {"Multinomial", -1, SG_DTYPE_INT32},
+/*
+ * The exceptions, one table sorted by op type so that the common case (an
+ * op that is in none of them) costs a binary search, not fifty strcmps:
+ * inference runs over every node of the graph each time a pass needs types.
+ */
+enum rule_kind {
+    FIXED,      /* output `out` (-1: all) has `dtype` */
+    FROM_INPUT, /* outputs take the type of input `in` (dtype: fallback) */
+    CAST,       /* attribute `to` */
+    CONSTANT,   /* the value attribute's type */
+    FILL,       /* ConstantOfShape: the value tensor's type, else float */
+    BODY,       /* If/Loop/Scan: the body's output type */
+    ATTR_DTYPE, /* attribute `dtype`, else `dtype` (0: the first input's) */
+    DEQUANT,    /* the scale's type, else float */
 };
 
-/* Outputs that take the type of another input than the first. */
-static const struct from_input {
+static const struct rule {
     const char *op;
+    enum rule_kind kind;
+    int out;
+    int32_t dtype;
     uint32_t in;
-} from_inputs[] = {
-    {"Where", 1},       {"CastLike", 1},      {"OneHot", 2},
-    {"QLinearConv", 7}, {"QLinearMatMul", 7}, {"QuantizeLinear", 2},
+} rules[] = {
+    {"And", FIXED, -1, SG_DTYPE_BOOL, 0},
+    {"ArgMax", FIXED, -1, SG_DTYPE_INT64, 0},
+    {"ArgMin", FIXED, -1, SG_DTYPE_INT64, 0},
+    {"Bernoulli", ATTR_DTYPE, -1, 0, 0},
+    {"Cast", CAST, -1, 0, 0},
+    {"CastLike", FROM_INPUT, -1, 0, 1},
+    {"Constant", CONSTANT, -1, 0, 0},
+    {"ConstantOfShape", FILL, -1, 0, 0},
+    {"ConvInteger", FIXED, -1, SG_DTYPE_INT32, 0},
+    {"DequantizeLinear", DEQUANT, -1, 0, 0},
+    {"Dropout", FIXED, 1, SG_DTYPE_BOOL, 0},
+    {"DynamicQuantizeLinear", FIXED, 0, SG_DTYPE_UINT8, 0},
+    {"DynamicQuantizeLinear", FIXED, 1, SG_DTYPE_FLOAT, 0},
+    {"DynamicQuantizeLinear", FIXED, 2, SG_DTYPE_UINT8, 0},
+    {"Equal", FIXED, -1, SG_DTYPE_BOOL, 0},
+    {"EyeLike", ATTR_DTYPE, -1, 0, 0},
+    {"Greater", FIXED, -1, SG_DTYPE_BOOL, 0},
+    {"GreaterOrEqual", FIXED, -1, SG_DTYPE_BOOL, 0},
+    {"If", BODY, -1, 0, 0},
+    {"IsInf", FIXED, -1, SG_DTYPE_BOOL, 0},
+    {"IsNaN", FIXED, -1, SG_DTYPE_BOOL, 0},
+    {"LayerNormalization", FIXED, 1, SG_DTYPE_FLOAT, 0},
+    {"LayerNormalization", FIXED, 2, SG_DTYPE_FLOAT, 0},
+    {"Less", FIXED, -1, SG_DTYPE_BOOL, 0},
+    {"LessOrEqual", FIXED, -1, SG_DTYPE_BOOL, 0},
+    {"Loop", BODY, -1, 0, 0},
+    {"MatMulInteger", FIXED, -1, SG_DTYPE_INT32, 0},
+    {"MaxPool", FIXED, 1, SG_DTYPE_INT64, 0},
+    {"Multinomial", ATTR_DTYPE, -1, SG_DTYPE_INT32, 0},
+    {"NonMaxSuppression", FIXED, -1, SG_DTYPE_INT64, 0},
+    {"NonZero", FIXED, -1, SG_DTYPE_INT64, 0},
+    {"Not", FIXED, -1, SG_DTYPE_BOOL, 0},
+    {"OneHot", FROM_INPUT, -1, 0, 2},
+    {"Or", FIXED, -1, SG_DTYPE_BOOL, 0},
+    {"QLinearConv", FROM_INPUT, -1, 0, 7},
+    {"QLinearMatMul", FROM_INPUT, -1, 0, 7},
+    {"QuantizeLinear", FROM_INPUT, -1, SG_DTYPE_UINT8, 2},
+    {"RandomNormal", ATTR_DTYPE, -1, SG_DTYPE_FLOAT, 0},
+    {"RandomNormalLike", ATTR_DTYPE, -1, 0, 0},
+    {"RandomUniform", ATTR_DTYPE, -1, SG_DTYPE_FLOAT, 0},
+    {"RandomUniformLike", ATTR_DTYPE, -1, 0, 0},
+    {"Scan", BODY, -1, 0, 0},
+    {"Shape", FIXED, -1, SG_DTYPE_INT64, 0},
+    {"Size", FIXED, -1, SG_DTYPE_INT64, 0},
+    {"StringNormalizer", FIXED, -1, SG_DTYPE_STRING, 0},
+    {"TopK", FIXED, 1, SG_DTYPE_INT64, 0},
+    {"Unique", FIXED, 1, SG_DTYPE_INT64, 0},
+    {"Unique", FIXED, 2, SG_DTYPE_INT64, 0},
+    {"Unique", FIXED, 3, SG_DTYPE_INT64, 0},
+    {"Where", FROM_INPUT, -1, 0, 1},
+    {"Xor", FIXED, -1, SG_DTYPE_BOOL, 0},
 };
+enum { N_RULES = sizeof rules / sizeof rules[0] };
+
+__attribute__((unused)) static bool rules_sorted(void)
+{
+    for (size_t i = 1; i < N_RULES; i++)
+        if (strcmp(rules[i - 1].op, rules[i].op) > 0)
+            return false;
+    return true;
+}
+
+/* The first rule for op, or NULL. */
+static const struct rule *first_rule(const char *op)
+{
+    size_t lo = 0, hi = N_RULES;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (strcmp(rules[mid].op, op) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < N_RULES && strcmp(rules[lo].op, op) == 0 ? &rules[lo] : NULL;
+}
 
 /* Operators that make sequences, optionals or maps: never typed here. */
 static bool non_tensor_op(const char *op)
@@ -98,62 +147,92 @@ static int32_t body_dtype(const sg_node *n, uint32_t out)
     return k < at->g->n_outputs ? sg_value_dtype(at->g->outputs[k]) : SG_DTYPE_UNDEFINED;
 }
 
+static int32_t constant_dtype(const sg_node *n)
+{
+    const sg_attr *at = sg_node_attr(n, "value");
+    if (at && at->t)
+        return at->t->dtype;
+    if (sg_node_attr(n, "value_float") || sg_node_attr(n, "value_floats"))
+        return SG_DTYPE_FLOAT;
+    if (sg_node_attr(n, "value_int") || sg_node_attr(n, "value_ints"))
+        return SG_DTYPE_INT64;
+    if (sg_node_attr(n, "value_string") || sg_node_attr(n, "value_strings"))
+        return SG_DTYPE_STRING;
+    return SG_DTYPE_UNDEFINED;
+}
+
 static int32_t output_dtype(const sg_node *n, uint32_t out)
 {
     const char *op = n->op_type;
     if (!is_default_domain(n) || non_tensor_op(op))
         return SG_DTYPE_UNDEFINED;
-    if (strcmp(op, "Cast") == 0)
-        return attr_dtype(n, "to", SG_DTYPE_UNDEFINED);
-    if (strcmp(op, "Constant") == 0) {
-        const sg_attr *at = sg_node_attr(n, "value");
-        if (at && at->t)
-            return at->t->dtype;
-        if (sg_node_attr(n, "value_float") || sg_node_attr(n, "value_floats"))
-            return SG_DTYPE_FLOAT;
-        if (sg_node_attr(n, "value_int") || sg_node_attr(n, "value_ints"))
-            return SG_DTYPE_INT64;
-        if (sg_node_attr(n, "value_string") || sg_node_attr(n, "value_strings"))
-            return SG_DTYPE_STRING;
-        return SG_DTYPE_UNDEFINED;
-    }
-    if (strcmp(op, "ConstantOfShape") == 0) {
-        const sg_attr *at = sg_node_attr(n, "value");
-        return at && at->t ? at->t->dtype : SG_DTYPE_FLOAT;
-    }
-    if (strcmp(op, "If") == 0 || strcmp(op, "Loop") == 0 || strcmp(op, "Scan") == 0)
-        return body_dtype(n, out);
-    if (strcmp(op, "EyeLike") == 0 || strcmp(op, "RandomNormalLike") == 0 ||
-        strcmp(op, "RandomUniformLike") == 0 || strcmp(op, "Bernoulli") == 0)
-        return attr_dtype(n, "dtype", input_dtype(n, 0));
-    if (strcmp(op, "RandomNormal") == 0 || strcmp(op, "RandomUniform") == 0 ||
-        strcmp(op, "Multinomial") == 0)
-        return attr_dtype(n, "dtype",
-                          strcmp(op, "Multinomial") == 0 ? SG_DTYPE_INT32 : SG_DTYPE_FLOAT);
-    if (strcmp(op, "DequantizeLinear") == 0) {
-        int32_t s = input_dtype(n, 1);
-        return s ? s : SG_DTYPE_FLOAT;
-    }
-    for (size_t i = 0; i < sizeof fixed_types / sizeof fixed_types[0]; i++)
-        if (strcmp(fixed_types[i].op, op) == 0 &&
-            (fixed_types[i].out < 0 || (uint32_t)fixed_types[i].out == out))
-            return fixed_types[i].dtype;
-    for (size_t i = 0; i < sizeof from_inputs / sizeof from_inputs[0]; i++)
-        if (strcmp(from_inputs[i].op, op) == 0) {
-            int32_t d = input_dtype(n, from_inputs[i].in);
-            if (!d && strcmp(op, "QuantizeLinear") == 0)
-                d = SG_DTYPE_UINT8;
-            return d;
+    const struct rule *r = first_rule(op);
+    if (!r)
+        return input_dtype(n, 0); /* the default rule */
+    for (; r < rules + N_RULES && strcmp(r->op, op) == 0; r++) {
+        switch (r->kind) {
+        case FIXED:
+            if (r->out < 0 || (uint32_t)r->out == out)
+                return r->dtype;
+            continue; /* another output of the op: next rule or the default */
+        case FROM_INPUT: {
+            int32_t d = input_dtype(n, r->in);
+            return d ? d : r->dtype;
         }
+        case CAST:
+            return attr_dtype(n, "to", SG_DTYPE_UNDEFINED);
+        case CONSTANT:
+            return constant_dtype(n);
+        case FILL: {
+            const sg_attr *at = sg_node_attr(n, "value");
+            return at && at->t ? at->t->dtype : SG_DTYPE_FLOAT;
+        }
+        case BODY:
+            return body_dtype(n, out);
+        case ATTR_DTYPE:
+            return attr_dtype(n, "dtype", r->dtype ? r->dtype : input_dtype(n, 0));
+        case DEQUANT: {
+            int32_t s = input_dtype(n, 1);
+            return s ? s : SG_DTYPE_FLOAT;
+        }
+        }
+    }
     return input_dtype(n, 0);
 }
 
-static sg_status infer_sub(sg_graph *sub, void *ctx)
+static sg_status infer_graph(sg_graph *g, bool recursive, sg_type **shared, struct sg_diag *diag);
+
+struct sub_ctx {
+    sg_type **shared;
+    struct sg_diag *diag;
+};
+
+static sg_status infer_sub(sg_graph *sub, void *arg)
 {
-    return sg_graph_infer_dtypes(sub, true, ctx);
+    struct sub_ctx *c = arg;
+    return infer_graph(sub, true, c->shared, c->diag);
 }
 
-sg_status sg_graph_infer_dtypes(sg_graph *g, bool recursive, struct sg_diag *diag)
+static sg_status type_outputs(sg_node *n, bool recursive, sg_type **shared, struct sg_diag *diag)
+{
+    /* Bodies first: If/Loop/Scan outputs take their body's types. */
+    struct sub_ctx c = {shared, diag};
+    sg_status st = recursive ? sg_node_for_each_subgraph(n, infer_sub, &c) : SG_OK;
+    for (uint32_t i = 0; !st && i < n->n_outputs; i++) {
+        sg_value *v = n->outputs[i];
+        if (!v || v->type)
+            continue;
+        int32_t d = output_dtype(n, i);
+        if (d <= 0 || d >= SG_DTYPE_COUNT)
+            continue;
+        if (!shared[d] && !(shared[d] = sg_type_tensor(n->graph->model, d, NULL, -1)))
+            return sg_diag_set(diag, SG_ENOMEM, "out of memory inferring types");
+        v->type = shared[d];
+    }
+    return st;
+}
+
+static sg_status infer_graph(sg_graph *g, bool recursive, sg_type **shared, struct sg_diag *diag)
 {
     if (!g->n_nodes)
         return SG_OK;
@@ -161,26 +240,18 @@ sg_status sg_graph_infer_dtypes(sg_graph *g, bool recursive, struct sg_diag *dia
     if (!order)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory inferring types");
     sg_status st = sg_graph_toposort(g, order, diag);
-    for (uint32_t k = 0; !st && k < g->n_nodes; k++) {
-        sg_node *n = order[k];
-        /* Bodies first: If/Loop/Scan outputs take their body's types. */
-        if (recursive && (st = sg_node_for_each_subgraph(n, infer_sub, diag)))
-            break;
-        for (uint32_t i = 0; i < n->n_outputs; i++) {
-            sg_value *v = n->outputs[i];
-            if (!v || v->type)
-                continue;
-            int32_t d = output_dtype(n, i);
-            if (!d)
-                continue;
-            sg_type *t = sg_type_tensor(g->model, d, NULL, -1);
-            if (!t) {
-                st = sg_diag_set(diag, SG_ENOMEM, "out of memory inferring types");
-                break;
-            }
-            v->type = t;
-        }
-    }
+    for (uint32_t k = 0; !st && k < g->n_nodes; k++)
+        st = type_outputs(order[k], recursive, shared, diag);
     sg_free(order);
     return st;
+}
+
+sg_status sg_graph_infer_dtypes(sg_graph *g, bool recursive, struct sg_diag *diag)
+{
+    assert(rules_sorted());
+    /* Inferred types carry an element type only and are shared by every
+     * value of that type (one allocation per dtype, not per value): the IR
+     * replaces a value's type, never edits it in place. */
+    sg_type *shared[SG_DTYPE_COUNT] = {0};
+    return infer_graph(g, recursive, shared, diag);
 }

@@ -91,6 +91,11 @@ static sg_status nodes_map_build(sg_graph *g)
     return SG_OK;
 }
 
+sg_status sg__nodes_map_ensure(sg_graph *g)
+{
+    return g->nodes_map_built ? SG_OK : nodes_map_build(g);
+}
+
 sg_node *sg_graph_node(const sg_graph *g, const char *name)
 {
     if (!g->nodes_map_built && nodes_map_build((sg_graph *)g) != SG_OK) {
@@ -251,7 +256,7 @@ sg_status sg_graph_add_value(sg_graph *g, const char *name, sg_type *type, sg_va
     if (!copy)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     sg_value *v = sg__value_new(g, copy);
-    if (!v || sg__name_reserve(g->model, copy) != SG_OK)
+    if (!v || sg__name_reserve(g, copy) != SG_OK)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     v->type = type;
     if (out)
@@ -528,7 +533,7 @@ sg_status sg_value_rename(sg_value *v, const char *name, struct sg_diag *diag)
     if (sg__name_used(v->graph->model, name))
         return sg_diag_set(diag, SG_EDUP, "name '%s' is already used in the model", name);
     const char *copy = sg_arena_strdup(v->graph->model->arena, name);
-    if (!copy || sg__name_reserve(v->graph->model, copy) != SG_OK)
+    if (!copy || sg__name_reserve(v->graph, copy) != SG_OK)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     return rename_in_graph(v, copy, diag);
 }
@@ -585,7 +590,7 @@ sg_node *sg_node_create(sg_graph *g, const char *op_type, const char *domain, co
     n->name = sg_arena_strdup(a, name);
     if (!n->op_type || (domain && !n->domain) || (name && !n->name))
         goto nomem;
-    if (sg__node_map_add(g, n) != SG_OK || sg__name_reserve(g->model, n->name) != SG_OK)
+    if (sg__node_map_add(g, n) != SG_OK || sg__name_reserve(g, n->name) != SG_OK)
         goto nomem;
     list_link_last(g, n);
     return n;
@@ -957,7 +962,7 @@ sg_status sg_node_rename(sg_node *n, const char *name, struct sg_diag *diag)
     if (other && other != n)
         return sg_diag_set(diag, SG_EDUP, "a node named '%s' already exists", name);
     const char *copy = sg_arena_strdup(g->model->arena, name);
-    if (!copy || sg__name_reserve(g->model, copy) != SG_OK)
+    if (!copy || sg__name_reserve(g, copy) != SG_OK)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     const char *old = n->name;
     if (old && *old && sg__strmap_get(g->nodes_map, old) == n) {

@@ -16,9 +16,13 @@ void sg__graph_release(sg_graph *g);
 /* Build the model-wide name set if it does not exist yet (see ir_model.c). */
 sg_status sg__names_ensure(sg_model *m);
 
-/* Record `name` as used in the model (for fresh names). */
-sg_status sg__name_reserve(sg_model *m, const char *name);
+/* Record `name`, just given to a value or node of g, as used in the model
+ * (for fresh names); whether a name is used anywhere in the model. */
+sg_status sg__name_reserve(sg_graph *g, const char *name);
 bool sg__name_used(const sg_model *m, const char *name);
+
+/* Build g's node-name map if it does not exist yet. */
+sg_status sg__nodes_map_ensure(sg_graph *g);
 
 /* Use-list edits: add appends (node, index); drop removes one matching entry
  * and, when a capture value ends up unused, removes the capture too. */

@@ -136,15 +136,29 @@ const char *sg_model_strdup(sg_model *m, const char *s)
 }
 
 /*
- * The model-wide set of names exists for fresh names only, so it is built on
- * the first request (a load that never creates names never pays for it) and
- * kept up to date from then on.
+ * Names in use, for fresh names. The main graph's own value and node maps
+ * answer for its names (no copy of its 100,000s of names is made); the set
+ * m->names holds the rest: names of every other graph (subgraphs, function
+ * bodies, training graphs) and every name handed out or given since it was
+ * built. It is built on the first request (a load that never creates names
+ * never pays for it) and kept up to date from then on; names that leave the
+ * model may stay in it, which only makes fresh names more conservative.
  */
 static sg_status names_add_graph(struct sg__strmap *set, sg_graph *g);
 
 static sg_status names_add_sub(sg_graph *sub, void *ctx)
 {
     return names_add_graph(ctx, sub);
+}
+
+/* The names of the graphs nested in g's nodes. */
+static sg_status names_add_nested(struct sg__strmap *set, sg_graph *g)
+{
+    sg_status st = SG_OK;
+    if (g->has_subgraphs)
+        for (sg_node *n = g->first; n && !st; n = n->next)
+            st = sg_node_for_each_subgraph(n, names_add_sub, set);
+    return st;
 }
 
 static sg_status names_add_graph(struct sg__strmap *set, sg_graph *g)
@@ -156,13 +170,10 @@ static sg_status names_add_graph(struct sg__strmap *set, sg_graph *g)
     for (size_t i = 0; !st && i < map->cap; i++)
         if (map->slots[i].key)
             st = sg__strmap_put(set, map->slots[i].key, (void *)map->slots[i].key);
-    for (sg_node *n = g->first; n && !st; n = n->next) {
+    for (sg_node *n = g->first; n && !st; n = n->next)
         if (n->name && *n->name)
             st = sg__strmap_put(set, n->name, (void *)n->name);
-        if (!st)
-            st = sg_node_for_each_subgraph(n, names_add_sub, set);
-    }
-    return st;
+    return st ? st : names_add_nested(set, g);
 }
 
 sg_status sg__names_ensure(sg_model *m)
@@ -170,7 +181,9 @@ sg_status sg__names_ensure(sg_model *m)
     if (m->names_built)
         return SG_OK;
     struct sg__strmap *set = m->names;
-    sg_status st = names_add_graph(set, m->graph);
+    sg_status st = m->graph ? sg__nodes_map_ensure(m->graph) : SG_OK;
+    if (!st && m->graph)
+        st = names_add_nested(set, m->graph);
     for (size_t i = 0; !st && i < m->n_functions; i++)
         st = names_add_graph(set, m->functions[i].body);
     for (size_t i = 0; !st && i < m->n_training; i++) {
@@ -186,15 +199,20 @@ sg_status sg__names_ensure(sg_model *m)
     return SG_OK;
 }
 
-sg_status sg__name_reserve(sg_model *m, const char *name)
+sg_status sg__name_reserve(sg_graph *g, const char *name)
 {
-    if (!name || !*name || !m->names_built)
+    if (!name || !*name || !g->model->names_built)
         return SG_OK; /* not built yet: the build will find it in the graph */
-    return sg__strmap_put(m->names, name, (void *)name);
+    if (g == g->model->graph)
+        return SG_OK; /* the main graph's maps have it */
+    return sg__strmap_put(g->model->names, name, (void *)name);
 }
 
 bool sg__name_used(const sg_model *m, const char *name)
 {
+    if (m->graph &&
+        (sg__strmap_get(m->graph->values_map, name) || sg__strmap_get(m->graph->nodes_map, name)))
+        return true;
     return sg__strmap_get(m->names, name) != NULL;
 }
 
@@ -228,7 +246,8 @@ const char *sg_model_fresh_name(sg_model *m, const char *base)
         } while (sg__name_used(m, buf));
         name = buf;
     }
-    if (!name || sg__name_reserve(m, name) != SG_OK)
+    /* Not in any graph yet: held in the set until it is. */
+    if (!name || sg__strmap_put(m->names, name, (void *)name) != SG_OK)
         return NULL;
     return name;
 }

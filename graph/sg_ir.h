@@ -694,7 +694,9 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag);
  * types of their body outputs...). Existing types are never changed and the
  * values are not listed in value_info, so the saved file does not change;
  * passes call it to know dtypes that the file left implicit. Values of
- * unknown-domain ops stay untyped. SG_ECYCLE or SG_ENOMEM on failure.
+ * unknown-domain ops stay untyped. The inferred types are shared between
+ * values of one dtype: give a value a new type, never edit one in place.
+ * SG_ECYCLE or SG_ENOMEM on failure.
  */
 sg_status sg_graph_infer_dtypes(sg_graph *g, bool recursive, struct sg_diag *diag);
 

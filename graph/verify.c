@@ -263,8 +263,10 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
 
     uint64_t slots = 0, entries = 0;
 
-    /* Stamp every mapped value (value->mark), so that "is this value live in
-     * the graph" is a compare, not a lookup, for every input and list entry. */
+    /* Check and stamp every mapped value (value->mark) in one walk (values
+     * are visited in hash order: a cache miss each), so that "is this value
+     * live in the graph" is a compare, not a lookup, for every input and
+     * list entry below. */
     sg_status st = SG_OK;
     struct sg__strmap *map = g->values_map;
     uint32_t stamp = next_stamp();
@@ -278,10 +280,9 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
             goto out;
         }
         v->mark = stamp;
-    }
-    for (size_t i = 0; i < map->cap; i++)
-        if (map->slots[i].key && (st = check_value(g, map->slots[i].value, &entries, diag)))
+        if ((st = check_value(g, v, &entries, diag)))
             goto out;
+    }
     if ((st = check_list(g, g->inputs, g->n_inputs, SG_VALUE_INPUT, "input", stamp, diag)) ||
         (st = check_list(g, g->outputs, g->n_outputs, SG_VALUE_OUTPUT, "output", stamp, diag)) ||
         (st = check_list(g, g->value_info, g->n_value_info, SG_VALUE_INFO, "value_info", stamp,
