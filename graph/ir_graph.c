@@ -599,6 +599,17 @@ nomem:
     return NULL;
 }
 
+sg_node *sg_node_create_fresh(sg_graph *g, const char *op_type, const char *domain,
+                              const char *base, struct sg_diag *diag)
+{
+    const char *name = sg__fresh_name(g->model, base, g != g->model->graph);
+    if (!name) {
+        sg_diag_set(diag, SG_ENOMEM, "out of memory creating a %s node", op_type);
+        return NULL;
+    }
+    return sg_node_create(g, op_type, domain, name, diag);
+}
+
 void sg_node_move_before(sg_node *n, sg_node *ref)
 {
     if (n == ref || n->graph != ref->graph)
@@ -787,15 +798,18 @@ sg_status sg_node_remove(sg_node *n, struct sg_diag *diag)
 static sg_value *fresh_value_like(sg_value *v, const char *suffix, struct sg_diag *diag)
 {
     sg_model *m = v->graph->model;
-    size_t len = strlen(v->name) + strlen(suffix) + 1;
-    char *base = sg_malloc(len);
+    size_t nl = strlen(v->name), sl = strlen(suffix);
+    char small[128];
+    char *base = nl + sl < sizeof small ? small : sg_malloc(nl + sl + 1);
     if (!base) {
         sg_diag_set(diag, SG_ENOMEM, "out of memory");
         return NULL;
     }
-    snprintf(base, len, "%s%s", v->name, suffix);
-    const char *name = sg_model_fresh_name(m, base);
-    sg_free(base);
+    memcpy(base, v->name, nl);
+    memcpy(base + nl, suffix, sl + 1);
+    const char *name = sg__fresh_name(m, base, v->graph != m->graph);
+    if (base != small)
+        sg_free(base);
     sg_value *nv = name ? sg__value_new(v->graph, name) : NULL;
     if (!nv)
         sg_diag_set(diag, SG_ENOMEM, "out of memory");

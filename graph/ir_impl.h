@@ -21,6 +21,11 @@ sg_status sg__names_ensure(sg_model *m);
 sg_status sg__name_reserve(sg_graph *g, const char *name);
 bool sg__name_used(const sg_model *m, const char *name);
 
+/* sg_model_fresh_name; with hold false the name is not reserved, for a
+ * caller that gives it right away to a value or node of the main graph
+ * (whose maps then hold it). */
+const char *sg__fresh_name(sg_model *m, const char *base, bool hold);
+
 /* Build g's node-name map if it does not exist yet. */
 sg_status sg__nodes_map_ensure(sg_graph *g);
 

@@ -208,46 +208,59 @@ sg_status sg__name_reserve(sg_graph *g, const char *name)
     return sg__strmap_put(g->model->names, name, (void *)name);
 }
 
+/* sg__name_used with the name's sg__strhash known: one hash, three maps. */
+static bool name_used_h(const sg_model *m, const char *name, uint64_t h)
+{
+    if (m->graph && (sg__strmap_get_h(m->graph->values_map, name, h) ||
+                     sg__strmap_get_h(m->graph->nodes_map, name, h)))
+        return true;
+    return sg__strmap_get_h(m->names, name, h) != NULL;
+}
+
 bool sg__name_used(const sg_model *m, const char *name)
 {
-    if (m->graph &&
-        (sg__strmap_get(m->graph->values_map, name) || sg__strmap_get(m->graph->nodes_map, name)))
-        return true;
-    return sg__strmap_get(m->names, name) != NULL;
+    return name_used_h(m, name, sg__strhash(name));
 }
 
 const char *sg_model_fresh_name(sg_model *m, const char *base)
+{
+    return sg__fresh_name(m, base, true);
+}
+
+const char *sg__fresh_name(sg_model *m, const char *base, bool hold)
 {
     if (sg__names_ensure(m) != SG_OK)
         return NULL;
     if (!base || !*base)
         base = "sg";
-    const char *name = NULL;
-    if (!sg__name_used(m, base)) {
-        name = sg_arena_strdup(m->arena, base);
+    size_t bl = strlen(base);
+    uint64_t h = sg__strhash_n(base, bl);
+    char *name;
+    if (!name_used_h(m, base, h)) {
+        if (!(name = sg_arena_strndup(m->arena, base, bl)))
+            return NULL;
     } else {
-        size_t len = strlen(base) + 24;
-        char *buf = sg_arena_alloc(m->arena, len);
-        if (!buf)
+        if (!(name = sg_arena_alloc(m->arena, bl + 24)))
             return NULL;
         /* "<base>_<n>", n counting up: hand-formatted, this runs once per
          * inserted node and value. */
-        size_t bl = strlen(base);
-        memcpy(buf, base, bl);
-        buf[bl] = '_';
+        memcpy(name, base, bl);
+        name[bl] = '_';
+        size_t len;
         do {
             char digits[24];
             int k = 0;
             for (unsigned long long v = ++m->fresh; v; v /= 10)
                 digits[k++] = (char)('0' + v % 10);
             for (int i = 0; i < k; i++)
-                buf[bl + 1 + i] = digits[k - 1 - i];
-            buf[bl + 1 + k] = '\0';
-        } while (sg__name_used(m, buf));
-        name = buf;
+                name[bl + 1 + i] = digits[k - 1 - i];
+            len = bl + 1 + (size_t)k;
+            name[len] = '\0';
+            h = sg__strhash_n(name, len);
+        } while (name_used_h(m, name, h));
     }
     /* Not in any graph yet: held in the set until it is. */
-    if (!name || sg__strmap_put(m->names, name, (void *)name) != SG_OK)
+    if (hold && sg__strmap_put_h(m->names, name, h, name) != SG_OK)
         return NULL;
     return name;
 }

@@ -558,6 +558,11 @@ sg_status sg_graph_for_each_value(sg_graph *g, sg_value_fn fn, void *ctx);
 sg_node *sg_node_create(sg_graph *g, const char *op_type, const char *domain, const char *name,
                         struct sg_diag *diag);
 
+/* sg_node_create with a fresh name built from `base` (sg_model_fresh_name);
+ * cheaper than the two calls when inserting many nodes. */
+sg_node *sg_node_create_fresh(sg_graph *g, const char *op_type, const char *domain,
+                              const char *base, struct sg_diag *diag);
+
 /* Move node n right before / after `ref` in the node list (same graph). */
 void sg_node_move_before(sg_node *n, sg_node *ref);
 void sg_node_move_after(sg_node *n, sg_node *ref);

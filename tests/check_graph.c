@@ -8,6 +8,7 @@
 #include "sg_alloc.h"
 #include "sg_io.h"
 #include "sg_print.h"
+#include "strmap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,6 +255,57 @@ static sg_model *if_model(void)
     ck_verify(m);
     return m;
 }
+
+/* Fresh names avoid the names of every graph: the main graph's values and
+ * nodes (checked through its own maps), subgraph names, names handed out
+ * and not used yet, and names given to new subgraph values later. */
+START_TEST(test_fresh_names_scopes)
+{
+    sg_model *m = if_model();
+    sg_graph *g = m->graph;
+    struct sg_diag d = {0};
+    sg_graph *sub = sg_node_attr(sg_graph_node(g, "iff"), "then_branch")->g;
+    const char *taken[] = {"x", "y1", "iff", "sub_add", "sub_out", "if_out"};
+    for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
+        ck_assert_str_ne(sg_model_fresh_name(m, taken[i]), taken[i]);
+    /* A node made fresh in the main graph holds its name through the map. */
+    sg_node *a = sg_node_create_fresh(g, "Identity", NULL, "ident", &d);
+    sg_node *b = sg_node_create_fresh(g, "Identity", NULL, "ident", &d);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_str_eq(a->name, "ident");
+    ck_assert_str_ne(b->name, "ident");
+    ck_assert_str_ne(sg_model_fresh_name(m, "ident"), "ident");
+    ck_assert_str_ne(sg_model_fresh_name(m, b->name), b->name);
+    /* A name added to a subgraph after the set was built is seen too. */
+    ck_assert_ok(sg_graph_add_value(sub, "late", NULL, NULL, &d), &d);
+    ck_assert_str_ne(sg_model_fresh_name(m, "late"), "late");
+    sg_node *c = sg_node_create_fresh(sub, "Identity", NULL, "sub_ident", &d);
+    ck_assert_str_eq(c->name, "sub_ident");
+    ck_assert_str_ne(sg_model_fresh_name(m, "sub_ident"), "sub_ident");
+    sg_model_free(m);
+}
+END_TEST
+
+/* The hash of a NUL-terminated name equals the hash of its bytes, for every
+ * length around the 8-byte steps, and names one digit apart differ. */
+START_TEST(test_strhash)
+{
+    char buf[40];
+    for (size_t len = 0; len < 33; len++) {
+        for (size_t i = 0; i < len; i++)
+            buf[i] = (char)('a' + (i * 7 + len) % 26);
+        buf[len] = '\0';
+        ck_assert_uint_eq(sg__strhash(buf), sg__strhash_n(buf, len));
+        if (len) {
+            uint64_t h = sg__strhash(buf);
+            buf[len - 1] ^= 1;
+            ck_assert_uint_ne(sg__strhash(buf), h);
+        }
+    }
+    ck_assert_uint_ne(sg__strhash("t1234") & 0xffff, sg__strhash("t1235") & 0xffff);
+}
+END_TEST
 
 START_TEST(test_captures)
 {
@@ -664,6 +716,8 @@ Suite *suite_graph(void)
     tcase_add_test(tc, test_insert_after_and_before);
     tcase_add_test(tc, test_unlist_values);
     tcase_add_test(tc, test_captures);
+    tcase_add_test(tc, test_fresh_names_scopes);
+    tcase_add_test(tc, test_strhash);
     tcase_add_test(tc, test_verifier_catches);
     tcase_add_test(tc, test_toposort_shuffled);
     tcase_add_test(tc, test_toposort_long_chain);
