@@ -9,10 +9,14 @@
 #include "sg_tensorfile.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
@@ -354,4 +358,42 @@ sg_status sg_npy_write(const char *path, const struct sg_array *a, struct sg_dia
     /* Header and data go out in two writes: the data is never copied. */
     struct npy_parts parts = {hdr, hl, a};
     return sg_file_write_atomic_with(path, write_npy, &parts, diag);
+}
+
+sg_status sg_npy_write_new(const char *path, const struct sg_array *a, struct sg_diag *diag)
+{
+    uint8_t hdr[NPY_HEADER_MAX];
+    size_t hl = npy_header(a, hdr, sizeof hdr);
+    if (!hl)
+        return sg_diag_set(diag, SG_EUNSUPPORTED, "%s: numpy has no %s dtype", path,
+                           sg_dtype_name(a->dtype));
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return sg_diag_set(diag, SG_EIO, "cannot create '%s': %s", path, strerror(errno));
+    struct iovec iov[2] = {{hdr, hl}, {(void *)a->data, a->nbytes}};
+    int n_iov = a->nbytes ? 2 : 1, first = 0;
+    int err = 0;
+    while (first < n_iov) {
+        ssize_t w = writev(fd, iov + first, n_iov - first);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            err = w < 0 ? errno : EIO;
+            break;
+        }
+        /* A short write: drop what went out, go on with the rest. */
+        size_t k = (size_t)w;
+        while (first < n_iov && k >= iov[first].iov_len)
+            k -= iov[first++].iov_len;
+        if (first < n_iov) {
+            iov[first].iov_base = (uint8_t *)iov[first].iov_base + k;
+            iov[first].iov_len -= k;
+        }
+    }
+    if (close(fd) != 0 && !err)
+        err = errno;
+    if (!err)
+        return SG_OK;
+    unlink(path);
+    return sg_diag_set(diag, SG_EIO, "writing '%s': %s", path, strerror(err));
 }

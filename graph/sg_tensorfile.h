@@ -53,6 +53,12 @@ sg_status sg_npy_read_buffer(const void *buf, size_t len, const char *label, str
  * (SG_EUNSUPPORTED): numpy has no such dtype. */
 sg_status sg_npy_write(const char *path, const struct sg_array *a, struct sg_diag *diag);
 
+/* Write a as .npy into a new file at path, in place (not atomic; SG_EIO if
+ * the file exists): for folders private to the writer, such as a run's
+ * temporary folder that is renamed into place once complete. Header and
+ * data go out in one writev; on failure the partial file is removed. */
+sg_status sg_npy_write_new(const char *path, const struct sg_array *a, struct sg_diag *diag);
+
 /* Serialize a as .npy into a new sg_malloc'd buffer. */
 sg_status sg_npy_encode(const struct sg_array *a, uint8_t **buf, size_t *len, struct sg_diag *diag);
 

@@ -51,10 +51,14 @@ uint64_t sg__strhash(const char *s)
     return sg__strhash_n(s, strlen(s));
 }
 
-/* The tag kept for a hash: its high half, with 0 reserved for "empty". */
+/* The tag kept for a hash is its low half (0 is reserved for "empty", so a
+ * zero half becomes 1), and an entry's home slot is its tag masked by the
+ * table size: growing the table and deleting, which must find every
+ * moved entry's home slot, then never hash a key again (that was a tenth
+ * of a pass removing 50,000 values). Tables stay below 2^32 slots. */
 static uint32_t tag_of(uint64_t h)
 {
-    uint32_t t = (uint32_t)(h >> 32);
+    uint32_t t = (uint32_t)h;
     return t ? t : 1;
 }
 
@@ -72,8 +76,8 @@ void sg__strmap_free(struct sg__strmap *m)
 static size_t find_slot(const struct sg__strmap *m, const char *key, uint64_t h)
 {
     size_t mask = m->cap - 1;
-    size_t i = (size_t)h & mask;
     uint32_t tag = tag_of(h);
+    size_t i = tag & mask;
     for (;;) {
         uint32_t t = m->tags[i];
         if (t == 0 || (t == tag && strcmp(m->slots[i].key, key) == 0))
@@ -98,7 +102,7 @@ void *sg__strmap_get(const struct sg__strmap *m, const char *key)
 void sg__strmap_prefetch_h(const struct sg__strmap *m, uint64_t h)
 {
     if (m->cap) {
-        size_t i = (size_t)h & (m->cap - 1);
+        size_t i = tag_of(h) & (m->cap - 1);
         __builtin_prefetch(&m->tags[i]);
         __builtin_prefetch(&m->slots[i]);
     }
@@ -139,8 +143,7 @@ static sg_status rehash(struct sg__strmap *m, size_t new_cap)
     for (size_t i = 0; i < old.cap; i++) {
         if (!old.tags[i])
             continue;
-        uint64_t h = sg__strhash(old.slots[i].key);
-        size_t j = (size_t)h & (new_cap - 1);
+        size_t j = old.tags[i] & (new_cap - 1);
         while (tags[j])
             j = (j + 1) & (new_cap - 1);
         slots[j] = old.slots[i];
@@ -155,7 +158,7 @@ sg_status sg__strmap_reserve(struct sg__strmap *m, size_t count)
 {
     size_t cap = m->cap ? m->cap : 16;
     while (count * 4 >= cap * 3) {
-        if (cap > SIZE_MAX / 2)
+        if (cap >= ((size_t)1 << 31)) /* home slots come from 32-bit tags */
             return SG_ENOMEM;
         cap *= 2;
     }
@@ -190,15 +193,13 @@ bool sg__strmap_del(struct sg__strmap *m, const char *key)
     size_t i = find_slot(m, key, sg__strhash(key));
     if (!m->tags[i])
         return false;
-    /* Backward-shift deletion keeps every probe chain unbroken. The home
-     * slot of an entry is recomputed from its key (tags keep only the high
-     * hash bits). */
+    /* Backward-shift deletion keeps every probe chain unbroken. */
     size_t j = i;
     for (;;) {
         j = (j + 1) & mask;
         if (!m->tags[j])
             break;
-        size_t home = (size_t)sg__strhash(m->slots[j].key) & mask;
+        size_t home = m->tags[j] & mask;
         if (((j - home) & mask) >= ((j - i) & mask)) {
             m->slots[i] = m->slots[j];
             m->tags[i] = m->tags[j];

@@ -307,6 +307,34 @@ START_TEST(test_strhash)
 }
 END_TEST
 
+/* The map under churn: growth, deletions that shift entries back, lookups
+ * of present and absent keys, reinsertion. */
+START_TEST(test_strmap_churn)
+{
+    enum { N = 6000 };
+    static char keys[N][16];
+    struct sg__strmap m = {0};
+    for (int i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%d", i);
+        ck_assert_int_eq(sg__strmap_put(&m, keys[i], keys[i]), SG_OK);
+    }
+    ck_assert_uint_eq(m.count, N);
+    for (int i = 0; i < N; i += 3)
+        ck_assert(sg__strmap_del(&m, keys[i]));
+    ck_assert(!sg__strmap_del(&m, keys[0]));
+    for (int i = 0; i < N; i++)
+        ck_assert_ptr_eq(sg__strmap_get(&m, keys[i]), i % 3 ? keys[i] : NULL);
+    for (int i = 0; i < N; i += 3)
+        ck_assert_int_eq(sg__strmap_put(&m, keys[i], keys[i]), SG_OK);
+    ck_assert_int_eq(sg__strmap_reserve(&m, 4 * N), SG_OK);
+    for (int i = 0; i < N; i++)
+        ck_assert_ptr_eq(sg__strmap_get(&m, keys[i]), keys[i]);
+    ck_assert_ptr_null(sg__strmap_get(&m, "absent"));
+    ck_assert_uint_eq(m.count, N);
+    sg__strmap_free(&m);
+}
+END_TEST
+
 START_TEST(test_captures)
 {
     sg_model *m = if_model();
@@ -718,6 +746,7 @@ Suite *suite_graph(void)
     tcase_add_test(tc, test_captures);
     tcase_add_test(tc, test_fresh_names_scopes);
     tcase_add_test(tc, test_strhash);
+    tcase_add_test(tc, test_strmap_churn);
     tcase_add_test(tc, test_verifier_catches);
     tcase_add_test(tc, test_toposort_shuffled);
     tcase_add_test(tc, test_toposort_long_chain);

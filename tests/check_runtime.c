@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------ model building */
 
@@ -844,6 +845,39 @@ START_TEST(test_dump_all)
 }
 END_TEST
 
+/* Files are written by the writer's thread: a failure there (the folder is
+ * gone) fails the run at the next output or at the flush, naming the file,
+ * and freeing the writer with files still queued leaks nothing. */
+START_TEST(test_dump_write_failure)
+{
+    sg_model *m = NULL;
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_load(test_src_path("models/exp_overflow.onnx"), NULL, &m, &d), &d);
+    char *dir = test_tmpdir("dumpfail");
+    sg_dump *dump;
+    ck_assert_ok(sg_dump_create(dir, SG_DUMP_ALL, &dump, &d), &d);
+    ck_assert_int_eq(rmdir(dir), 0);
+    struct sg_rt_opts opts = {0};
+    opts.on_output = sg_dump_observe;
+    opts.observe_ctx = dump;
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, &opts, &rt, &d), &d);
+    int64_t dims[3] = {1, 4, 16};
+    sg_rt_value *x = tensor_f32(dims, 3, 0, 0.1f);
+    ck_assert_ok(sg_rt_set_input(rt, "x", x, &d), &d);
+    sg_status st = sg_rt_run(rt, &d);
+    if (!st)
+        st = sg_dump_flush(dump, &d);
+    ck_assert_int_eq(st, SG_EIO);
+    ck_assert_msg(strstr(d.msg, dir) && strstr(d.msg, ".npy"), "%s", d.msg);
+    sg_rt_value_unref(x);
+    sg_rt_free(rt);
+    sg_dump_free(dump);
+    sg_model_free(m);
+    sg_free(dir);
+}
+END_TEST
+
 /* ------------------------------------------------- numpy kernel cases */
 
 static char *cases_dir;
@@ -970,6 +1004,7 @@ Suite *suite_runtime(void)
     tcase_add_test(tc, test_max_tensor_bytes);
     tcase_add_test(tc, test_alloc_failures);
     tcase_add_test(tc, test_dump_all);
+    tcase_add_test(tc, test_dump_write_failure);
     suite_add_tcase(s, tc);
     TCase *tk = tcase_create("kernels");
     tcase_set_timeout(tk, 120);
