@@ -599,6 +599,19 @@ nomem:
     return NULL;
 }
 
+sg_status sg_graph_add_value_fresh(sg_graph *g, const char *base, sg_type *type, sg_value **out,
+                                   struct sg_diag *diag)
+{
+    const char *name = sg__fresh_name(g->model, base, g != g->model->graph);
+    sg_value *v = name ? sg__value_new(g, name) : NULL;
+    if (!v)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    v->type = type;
+    if (out)
+        *out = v;
+    return SG_OK;
+}
+
 sg_node *sg_node_create_fresh(sg_graph *g, const char *op_type, const char *domain,
                               const char *base, struct sg_diag *diag)
 {

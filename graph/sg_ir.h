@@ -493,6 +493,11 @@ const char *sg_model_fresh_name(sg_model *m, const char *base);
 sg_status sg_graph_add_value(sg_graph *g, const char *name, sg_type *type, sg_value **out,
                              struct sg_diag *diag);
 
+/* sg_graph_add_value with a fresh name built from `base`
+ * (sg_model_fresh_name); cheaper than the two calls when adding many. */
+sg_status sg_graph_add_value_fresh(sg_graph *g, const char *base, sg_type *type, sg_value **out,
+                                   struct sg_diag *diag);
+
 /* Make an existing value of g a graph input / output (appended), or drop it
  * from the list (all its entries). */
 sg_status sg_graph_add_input(sg_graph *g, sg_value *v);

@@ -135,16 +135,18 @@ sg_status sg__add_const(sg_graph *g, const char *base, int32_t dtype, const int6
                         struct sg_diag *diag)
 {
     sg_model *m = g->model;
-    const char *name = sg_model_fresh_name(m, base);
-    sg_tensor *t = name ? sg_tensor_create(m, name, dtype, dims, rank) : NULL;
-    void *copy = t ? sg_arena_memdup(m->arena, data, nbytes) : NULL;
-    sg_type *type = copy ? sg_type_tensor(m, dtype, dims, (int)rank) : NULL;
-    if (!type)
+    sg_type *type = sg_type_tensor(m, dtype, dims, (int)rank);
+    sg_value *v = NULL;
+    if (!type || sg_graph_add_value_fresh(g, base, type, &v, diag))
         return sg_diag_set(diag, SG_ENOMEM, "out of memory adding constant '%s'", base);
-    sg_value *v;
-    sg_status st = sg_graph_add_value(g, name, type, &v, diag);
-    if (!st)
-        st = sg_tensor_set_raw(m, t, copy, nbytes, NULL);
+    const char *name = v->name;
+    sg_tensor *t = sg_tensor_create(m, name, dtype, dims, rank);
+    void *copy = t ? sg_arena_memdup(m->arena, data, nbytes) : NULL;
+    if (!copy) {
+        sg_value_remove(v);
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory adding constant '%s'", base);
+    }
+    sg_status st = sg_tensor_set_raw(m, t, copy, nbytes, NULL);
     if (!st)
         st = sg_value_set_initializer(v, t);
     if (st)
