@@ -9,6 +9,7 @@
 #include "sg_mockom.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,7 +35,36 @@ struct mapping {
     char *node;
 };
 
+/* A tensor file waiting for the writer thread. The value is referenced
+ * until the file is written (the runtime then cannot reuse its memory in
+ * place); references are taken and dropped on the caller's thread only. */
+struct job {
+    struct job *next;
+    char *path;
+    sg_rt_value *v; /* referenced: the data written, unless conv */
+    float *conv;    /* bfloat16 widened to float32, owned */
+    struct sg_array a;
+};
+
+/* Tensor files are written by a thread of the writer's own, so that the run
+ * goes on while the kernel copies the bytes into files; at most
+ * WRITE_AHEAD_BYTES wait at any time (the run blocks beyond that). */
+#define WRITE_AHEAD_BYTES ((size_t)256 << 20)
+
+struct writer {
+    pthread_t thread;
+    bool started, stop;
+    pthread_mutex_t lock;
+    pthread_cond_t work, done; /* a job was queued / a job was finished */
+    struct job *head, *tail;   /* queued, oldest first */
+    struct job *finished;      /* written (or dropped), for the caller to release */
+    size_t pending_bytes;      /* queued and in progress */
+    size_t pending_jobs;
+    struct sg_diag err; /* the first write failure */
+};
+
 struct sg_dump {
+    struct writer w;
     char *dir;
     enum sg_dump_mode mode;
     uint64_t last_ts;
@@ -60,8 +90,136 @@ sg_status sg_dump_create(const char *dir, enum sg_dump_mode mode, sg_dump **out,
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     }
     d->mode = mode;
+    pthread_mutex_init(&d->w.lock, NULL);
+    pthread_cond_init(&d->w.work, NULL);
+    pthread_cond_init(&d->w.done, NULL);
     *out = d;
     return SG_OK;
+}
+
+/* ------------------------------------------------------------ the writer */
+
+static void *writer_main(void *arg)
+{
+    struct writer *w = arg;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->head && !w->stop)
+            pthread_cond_wait(&w->work, &w->lock);
+        struct job *j = w->head;
+        if (!j)
+            break; /* stopping, nothing left */
+        w->head = j->next;
+        if (!w->head)
+            w->tail = NULL;
+        /* After a failure or when stopping, the rest is dropped: the run
+         * fails and its folder goes. */
+        bool write = !w->err.status && !w->stop;
+        pthread_mutex_unlock(&w->lock);
+        struct sg_diag diag = {0};
+        sg_status st = write ? sg_npy_write_new(j->path, &j->a, &diag) : SG_OK;
+        pthread_mutex_lock(&w->lock);
+        if (st && !w->err.status)
+            w->err = diag;
+        w->pending_bytes -= j->a.nbytes;
+        w->pending_jobs--;
+        j->next = w->finished;
+        w->finished = j;
+        pthread_cond_broadcast(&w->done);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+static void job_free(struct job *j)
+{
+    sg_rt_value_unref(j->v);
+    sg_free(j->conv);
+    sg_free(j->path);
+    sg_free(j);
+}
+
+/* Release the finished jobs (their value references); caller holds lock. */
+static void release_finished(struct writer *w)
+{
+    struct job *j = w->finished;
+    w->finished = NULL;
+    while (j) {
+        struct job *next = j->next;
+        job_free(j);
+        j = next;
+    }
+}
+
+/* Queue j, waiting while too much is pending; starts the thread on first
+ * use. Without a thread (it could not be created) the file is written
+ * here. Takes ownership of j. */
+static sg_status writer_queue(struct writer *w, struct job *j, struct sg_diag *diag)
+{
+    if (!w->started) {
+        if (pthread_create(&w->thread, NULL, writer_main, w) == 0) {
+            w->started = true;
+        } else {
+            sg_status st = sg_npy_write_new(j->path, &j->a, diag);
+            job_free(j);
+            return st;
+        }
+    }
+    pthread_mutex_lock(&w->lock);
+    while (w->pending_jobs && w->pending_bytes + j->a.nbytes > WRITE_AHEAD_BYTES && !w->err.status)
+        pthread_cond_wait(&w->done, &w->lock);
+    release_finished(w);
+    sg_status st = w->err.status;
+    if (st) {
+        *diag = w->err;
+        pthread_mutex_unlock(&w->lock);
+        job_free(j);
+        return st;
+    }
+    j->next = NULL;
+    if (w->tail)
+        w->tail->next = j;
+    else
+        w->head = j;
+    w->tail = j;
+    w->pending_bytes += j->a.nbytes;
+    w->pending_jobs++;
+    pthread_cond_signal(&w->work);
+    pthread_mutex_unlock(&w->lock);
+    return SG_OK;
+}
+
+sg_status sg_dump_flush(sg_dump *d, struct sg_diag *diag)
+{
+    struct writer *w = &d->w;
+    if (!w->started)
+        return SG_OK;
+    pthread_mutex_lock(&w->lock);
+    while (w->pending_jobs)
+        pthread_cond_wait(&w->done, &w->lock);
+    release_finished(w);
+    sg_status st = w->err.status;
+    if (st)
+        *diag = w->err;
+    pthread_mutex_unlock(&w->lock);
+    return st;
+}
+
+/* Stop the thread: what is queued is dropped, not written. */
+static void writer_stop(struct writer *w)
+{
+    if (w->started) {
+        pthread_mutex_lock(&w->lock);
+        w->stop = true;
+        pthread_cond_signal(&w->work);
+        pthread_mutex_unlock(&w->lock);
+        pthread_join(w->thread, NULL);
+        w->started = false;
+    }
+    release_finished(w);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->work);
+    pthread_cond_destroy(&w->done);
 }
 
 static void entry_free(struct entry *e)
@@ -108,6 +266,7 @@ void sg_dump_free(sg_dump *d)
 {
     if (!d)
         return;
+    writer_stop(&d->w);
     for (size_t i = 0; i < d->n; i++)
         entry_free(&d->e[i]);
     for (size_t i = 0; i < d->n_map; i++) {
@@ -161,31 +320,44 @@ static struct entry *new_entry(sg_dump *d)
     return e;
 }
 
-/* Write tensor v to dir/file as .npy; sets e->file_dtype. A value numpy
- * cannot hold is skipped (file stays NULL). */
-static sg_status write_npy(sg_dump *d, const char *path, const sg_rt_value *v, struct entry *e,
+/* Queue tensor v for dir/file as .npy (path is taken over); sets
+ * e->file_dtype and counts the file. A value numpy cannot hold is skipped
+ * (file stays NULL). */
+static sg_status write_npy(sg_dump *d, char *path, const sg_rt_value *v, struct entry *e,
                            struct sg_diag *diag)
 {
     bool numpy_has = v->dtype == SG_DTYPE_BFLOAT16 || *sg_dtype_npy_descr(v->dtype);
-    if (v->kind != SG_RT_TENSOR || v->dtype == SG_DTYPE_STRING || !numpy_has)
+    if (v->kind != SG_RT_TENSOR || v->dtype == SG_DTYPE_STRING || !numpy_has) {
+        sg_free(path);
         return SG_OK;
-    struct sg_array a = {.dtype = v->dtype, .rank = v->rank, .data = v->data};
-    memcpy(a.dims, v->dims, v->rank * sizeof *v->dims);
-    a.nbytes = (size_t)v->numel * sg_rt_elem_size(v->dtype);
-    float *conv = NULL;
-    if (v->dtype == SG_DTYPE_BFLOAT16) {
-        conv = sg_malloc((size_t)v->numel * sizeof *conv + 1);
-        if (!conv)
-            return sg_diag_set(diag, SG_ENOMEM, "out of memory");
-        for (int64_t i = 0; i < v->numel; i++)
-            conv[i] = sg_bf16_to_float(((const uint16_t *)v->data)[i]);
-        a.dtype = SG_DTYPE_FLOAT;
-        a.data = conv;
-        a.nbytes = (size_t)v->numel * sizeof *conv;
     }
-    e->file_dtype = a.dtype;
-    sg_status st = sg_npy_write(path, &a, diag);
-    sg_free(conv);
+    struct job *j = sg_calloc(1, sizeof *j);
+    if (!j) {
+        sg_free(path);
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    }
+    j->path = path;
+    j->a = (struct sg_array){.dtype = v->dtype, .rank = v->rank, .data = v->data};
+    memcpy(j->a.dims, v->dims, v->rank * sizeof *v->dims);
+    j->a.nbytes = (size_t)v->numel * sg_rt_elem_size(v->dtype);
+    if (v->dtype == SG_DTYPE_BFLOAT16) {
+        j->conv = sg_malloc((size_t)v->numel * sizeof *j->conv + 1);
+        if (!j->conv) {
+            job_free(j);
+            return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        }
+        for (int64_t i = 0; i < v->numel; i++)
+            j->conv[i] = sg_bf16_to_float(((const uint16_t *)v->data)[i]);
+        j->a.dtype = SG_DTYPE_FLOAT;
+        j->a.data = j->conv;
+        j->a.nbytes = (size_t)v->numel * sizeof *j->conv;
+    } else {
+        /* The observer contract gives a const value; the reference only
+         * keeps it alive (and not exclusive) until it is written. */
+        j->v = sg_rt_value_ref((sg_rt_value *)v);
+    }
+    e->file_dtype = j->a.dtype;
+    sg_status st = writer_queue(&d->w, j, diag);
     if (!st)
         d->files++;
     return st;
@@ -242,7 +414,6 @@ sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v
     snprintf(path, len, "%s/%s", d->dir, file);
     size_t before = d->files;
     sg_status st = write_npy(d, path, v, e, diag);
-    sg_free(path);
     if (st)
         return st;
     if (d->files > before && !(e->file = sg_strdup(file)))
@@ -309,6 +480,7 @@ sg_status sg_dump_input(sg_dump *d, const char *name, const sg_rt_value *v, stru
     } else {
         size_t before = d->files;
         st = write_npy(d, path, v, e, diag);
+        path = NULL; /* taken by write_npy */
         if (!st && d->files > before) {
             d->files--; /* inputs are not dumps */
             if (!(e->file = sg_strdup(rel)))
@@ -475,7 +647,9 @@ static void write_manifest(FILE *f, void *ctx)
 
 sg_status sg_dump_finish(sg_dump *d, const sg_rt *rt, struct sg_diag *diag)
 {
-    sg_status st = SG_OK;
+    sg_status st = sg_dump_flush(d, diag);
+    if (st)
+        return st;
     if (d->n_map && (st = write_text(d, "mapping.csv", write_mapping, d, diag)))
         return st;
     struct manifest_ctx mc = {d, rt};

@@ -29,8 +29,14 @@
  * shortened to a prefix and a hash, and listed in mapping.csv.
  *
  * The writer is an observer (sg_rt_opts.on_output): each value is written
- * as soon as its node has run, so dumping never keeps a value alive. Files
- * are written atomically; the folder must exist.
+ * as soon as its node has run, by a thread of the writer's own (so the run
+ * goes on meanwhile; a value stays alive until its file is written, and at
+ * most 256 MB wait). The
+ * folder must exist and be private to the writer: tensor files are written
+ * in place, not through a temporary file each (that doubled the cost of
+ * --dump all), so a failed run leaves partial files there; the CLI writes
+ * into a temporary folder and renames it into place once the run is done.
+ * manifest.json and mapping.csv are written atomically.
  */
 #ifndef SG_DUMP_H
 #define SG_DUMP_H
@@ -63,8 +69,12 @@ sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v
 /* Save a run input as inputs/<sanitized name>.npy and list it. */
 sg_status sg_dump_input(sg_dump *d, const char *name, const sg_rt_value *v, struct sg_diag *diag);
 
-/* Record graph output `name` (after the run) and write mapping.csv (when
- * needed) and manifest.json. */
+/* Wait until every tensor file queued so far is written; the first write
+ * failure, if any (files are written by a thread of the writer's own while
+ * the run goes on, and a failure also shows at the next observed output). */
+sg_status sg_dump_flush(sg_dump *d, struct sg_diag *diag);
+
+/* Flush, then write mapping.csv (when needed) and manifest.json. */
 sg_status sg_dump_finish(sg_dump *d, const sg_rt *rt, struct sg_diag *diag);
 
 /* Number of tensor files written so far. */

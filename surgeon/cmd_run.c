@@ -256,7 +256,8 @@ static int run(int argc, char **argv)
     }
 
     double t0 = now_ms();
-    if (sg_rt_run(rt, &d))
+    /* The time covers the dumps: files still being written count. */
+    if (sg_rt_run(rt, &d) || sg_dump_flush(dump, &d))
         goto fail;
     double t1 = now_ms();
     if (sg_dump_finish(dump, rt, &d))
