@@ -13,6 +13,7 @@
 #include "sg_alloc.h"
 
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,11 @@ struct rt_node {
     uint32_t n_release;
     struct rt_plan **subs;
     uint32_t n_subs;
+    /* Fusion (fuse_clamps): a Clip or Relu applied by this node's kernel to
+     * its output 0 (sg_kpost), or, on that Clip or Relu, the mark that its
+     * input already is its output. */
+    bool post, pass;
+    float post_lo, post_hi;
 };
 
 struct rt_plan {
@@ -249,6 +255,141 @@ static struct rt_plan *new_plan(sg_rt *rt, const sg_graph *g, struct rt_plan *pa
     return p;
 }
 
+/* ------------------------------------------------------------ fusion */
+
+static bool is_onnx_domain(const char *d)
+{
+    return !d || !*d || strcmp(d, "ai.onnx") == 0;
+}
+
+/* The float32 scalar that v always holds when it is known before the run:
+ * an initializer that is not a graph input, or the output of a Constant
+ * node. */
+static bool static_scalar(sg_model *m, const sg_value *v, float *out)
+{
+    const sg_tensor *t = NULL;
+    if (v->init && !(v->flags & SG_VALUE_INPUT))
+        t = v->init;
+    else if (v->producer && !v->init && strcmp(v->producer->op_type, "Constant") == 0 &&
+             is_onnx_domain(v->producer->domain) && v->producer->n_outputs == 1) {
+        const sg_attr *a = sg_node_attr(v->producer, "value_float");
+        if (a && a->type == SG_ATTR_FLOAT && v->producer->n_attrs == 1) {
+            *out = a->f;
+            return true;
+        }
+        a = sg_node_attr(v->producer, "value");
+        if (!a || a->type != SG_ATTR_TENSOR || v->producer->n_attrs != 1)
+            return false;
+        t = a->t;
+    }
+    size_t nbytes;
+    const void *data;
+    if (!t || !t->has_dtype || t->dtype != SG_DTYPE_FLOAT || sg_tensor_numel(t) != 1 ||
+        !(data = sg_tensor_data(m, (sg_tensor *)t, &nbytes, NULL)) || nbytes != sizeof(float))
+        return false;
+    memcpy(out, data, sizeof *out);
+    return true;
+}
+
+/* The bounds of node rn when it is a Clip or Relu whose bounds are float32
+ * scalars known before the run, on an input the IR declares float32 or
+ * does not type (the kernel clamps whatever it produces as Clip would). */
+static bool clamp_bounds(sg_model *m, const struct rt_node *rn, float *lo, float *hi)
+{
+    const sg_node *n = rn->node;
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    int32_t dt = n->n_inputs ? static_dtype(n->inputs[0]) : SG_DTYPE_UNDEFINED;
+    if (!is_onnx_domain(n->domain) || n->n_outputs != 1 || n->n_inputs < 1 || !n->inputs[0] ||
+        (dt != SG_DTYPE_FLOAT && dt != SG_DTYPE_UNDEFINED))
+        return false;
+    if (strcmp(n->op_type, "Relu") == 0) {
+        *lo = 0;
+        return n->n_inputs == 1;
+    }
+    if (strcmp(n->op_type, "Clip") != 0 || n->n_inputs > 3)
+        return false;
+    if (rn->opset < 11) {
+        /* The attributes, read as run_clip does. */
+        const sg_attr *a = sg_node_attr(n, "min"), *b = sg_node_attr(n, "max");
+        if ((a && a->type != SG_ATTR_FLOAT) || (b && b->type != SG_ATTR_FLOAT) || n->n_inputs != 1)
+            return false;
+        *lo = a ? a->f : -FLT_MAX;
+        *hi = b ? b->f : FLT_MAX;
+        return true;
+    }
+    return (n->n_inputs < 2 || !n->inputs[1] || static_scalar(m, n->inputs[1], lo)) &&
+           (n->n_inputs < 3 || !n->inputs[2] || static_scalar(m, n->inputs[2], hi));
+}
+
+/*
+ * Fuse each Clip or Relu into the node producing its input when that
+ * node's kernel can apply it (SG_KF_POST_CLAMP) and the unclamped value
+ * is visible to no one: FP32 numerics, no observer, the value is output 0
+ * of its producer, read by the Clip or Relu alone (no other node, input
+ * slot or subgraph capture) and not a graph output. The producer then
+ * clamps (sg_kpost) and the Clip or Relu passes its input through, so
+ * results are exactly those of the unfused graph.
+ */
+static sg_status fuse_clamps(struct build *b, struct rt_plan *p)
+{
+    const struct sg_rt_opts *o = &b->rt->opts;
+    if (o->on_output || o->numerics != SG_NUMERICS_FP32 || !p->n_nodes)
+        return SG_OK;
+    uint32_t *reads = sg_calloc(p->n_slots + 1, sizeof *reads);
+    uint32_t *prod = sg_malloc((p->n_slots + 1) * sizeof *prod);
+    if (!reads || !prod) {
+        sg_free(reads);
+        sg_free(prod);
+        return sg_diag_set(b->diag, SG_ENOMEM, "out of memory planning graph");
+    }
+    for (uint32_t s = 0; s < p->n_slots; s++)
+        prod[s] = NO_SLOT;
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        struct rt_node *rn = &p->nodes[i];
+        for (uint32_t j = 0; j < rn->node->n_inputs; j++)
+            if (rn->in[j] != NO_SLOT)
+                reads[rn->in[j]]++;
+        for (uint32_t k = 0; k < rn->n_subs; k++)
+            for (uint32_t c = 0; c < rn->subs[k]->n_caps; c++)
+                reads[rn->subs[k]->cap_outer[c]] += 2; /* never fused */
+        for (uint32_t j = 0; j < rn->node->n_outputs; j++)
+            if (rn->out[j] != NO_SLOT)
+                prod[rn->out[j]] = j == 0 ? i : NO_SLOT;
+    }
+    for (uint32_t i = 0; i < p->n_outputs; i++)
+        reads[p->outputs[i]] += 2;
+    for (uint32_t i = 0; i < p->n_nodes; i++) {
+        struct rt_node *rn = &p->nodes[i];
+        float lo, hi;
+        uint32_t s = rn->node->n_inputs ? rn->in[0] : NO_SLOT;
+        if (s == NO_SLOT || reads[s] != 1 || prod[s] == NO_SLOT || prod[s] >= i ||
+            p->slot_val[s]->init || (p->slot_val[s]->flags & (SG_VALUE_INPUT | SG_VALUE_OUTPUT)))
+            continue;
+        struct rt_node *pn = &p->nodes[prod[s]];
+        if (pn->post || !pn->kernel || !(pn->kernel->flags & SG_KF_POST_CLAMP) ||
+            !clamp_bounds(b->rt->m, rn, &lo, &hi))
+            continue;
+        pn->post = true;
+        pn->post_lo = lo;
+        pn->post_hi = hi;
+        rn->pass = true;
+    }
+    sg_free(reads);
+    sg_free(prod);
+    return SG_OK;
+}
+
+bool sg_kpost(const struct sg_kctx *k, float *lo, float *hi)
+{
+    const struct rt_node *rn = k->priv ? k->priv->pn : NULL;
+    if (!rn || !rn->post)
+        return false;
+    *lo = rn->post_lo;
+    *hi = rn->post_hi;
+    return true;
+}
+
 static sg_status build_plan(struct build *b, const sg_graph *g, struct rt_plan *parent,
                             struct rt_plan **out)
 {
@@ -390,6 +531,8 @@ static sg_status build_plan(struct build *b, const sg_graph *g, struct rt_plan *
                 rn->release[rn->n_release++] = s;
             }
     }
+    if ((st = fuse_clamps(b, p)))
+        goto out;
     *out = p;
     goto out;
 nomem:
@@ -702,6 +845,13 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
         }
     }
 
+    /* A Clip or Relu fused into the node producing its input (fuse_clamps):
+     * that value already is this node's output. */
+    if (rn->pass) {
+        outs[0] = sg_rt_value_ref(ins[0]);
+        goto keep;
+    }
+
     /* The kernel for the dtype actually seen. */
     const struct sg_kernel *kern = rn->kernel;
     int ti = kern ? kern->type_input : -1;
@@ -727,6 +877,13 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
                              sg_dtype_name(dt));
         else
             st = sg_diag_set(diag, SG_EUNSUPPORTED, "%s: no kernel", label);
+        goto out;
+    }
+    if (rn->post && !(kern->flags & SG_KF_POST_CLAMP)) {
+        st = sg_diag_set(diag, SG_EUNSUPPORTED,
+                         "%s: a Clip or Relu was fused into a kernel that "
+                         "cannot apply it",
+                         sg__rt_node_label(n, rn->opset, label, sizeof label));
         goto out;
     }
     if (!(kern->flags & SG_KF_NONTENSOR))
@@ -821,6 +978,7 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
                 goto out;
         }
     }
+keep:
     for (uint32_t j = 0; j < n->n_outputs; j++) {
         if (rn->out[j] != NO_SLOT) {
             sg_rt_value_unref(vals[rn->out[j]]);

@@ -100,7 +100,8 @@
 /* ---------------------------------------------------- kernel entries */
 
 enum sg_kernel_flags {
-    SG_KF_NONTENSOR = 1u << 0, /* inputs may be sequences or optionals */
+    SG_KF_NONTENSOR = 1u << 0,  /* inputs may be sequences or optionals */
+    SG_KF_POST_CLAMP = 1u << 1, /* run() applies sg_kpost() to output 0 */
 };
 
 struct sg_kctx;
@@ -194,6 +195,18 @@ sg_status sg_kout_value(struct sg_kctx *k, uint32_t i, sg_rt_value *v);
 /* Record a failure naming the node; returns status. */
 sg_status sg_kfail(struct sg_kctx *k, sg_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/*
+ * The clamp of a Clip or Relu fused into this node, for kernels whose
+ * entry has SG_KF_POST_CLAMP: true when output 0 must leave the kernel as
+ * Clip(y, *lo, *hi) would make it, elementwise in y's dtype (NaN stays
+ * NaN; Relu is lo = 0, hi = +inf). The executor fuses only when the
+ * unclamped value can be seen by no one: output 0 read by that Clip or
+ * Relu alone, not a graph output, no observer (sg_rt_opts.on_output) and
+ * FP32 numerics; the Clip or Relu then passes its input through. False:
+ * no clamp.
+ */
+bool sg_kpost(const struct sg_kctx *k, float *lo, float *hi);
 
 /* Scratch memory (16-byte aligned, uninitialised) freed after the node;
  * NULL when out of memory (return sg_kfail(k, SG_ENOMEM, ...)). */

@@ -172,6 +172,11 @@ static const struct conv_case conv_cases[] = {
     {2, 1, 2, 2, 2, {2, 2}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, NULL},
     /* pointwise: a plain GEMM */
     {2, 2, 5, 3, 1, {4, 6}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, NULL},
+    /* pointwise through gemm_nchw.c: 8-row tiles plus 5 rows, 48-column
+     * tiles plus a 3-column one */
+    {2, 1, 37, 21, 1, {9, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, NULL},
+    /* ... and with K = 600: column blocks of 144 (two and a partial one) */
+    {2, 1, 600, 10, 1, {20, 20}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, NULL},
     /* 1x1 stride 2 (ResNet downsample) */
     {2, 1, 4, 6, 1, {7, 7}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, false, NULL},
     /* depthwise on small planes with channels in the vector lanes: 16-wide

@@ -878,6 +878,172 @@ START_TEST(test_dump_write_failure)
 }
 END_TEST
 
+/* ------------------------------------------------- Conv + Clip fusion */
+
+/* A float32 initializer of dims holding scale * sin(seed + 0.37 i). */
+static sg_value *init_f32(sg_model *m, const char *name, const int64_t *dims, uint32_t rank,
+                          float scale, float seed)
+{
+    struct sg_diag d = {0};
+    int64_t n = 1;
+    for (uint32_t i = 0; i < rank; i++)
+        n *= dims[i];
+    float *data = sg_arena_alloc(m->arena, (size_t)n * sizeof *data);
+    ck_assert_ptr_nonnull(data);
+    for (int64_t i = 0; i < n; i++)
+        data[i] = scale * sinf(seed + 0.37f * (float)i);
+    sg_tensor *t = sg_tensor_create(m, name, SG_DTYPE_FLOAT, dims, rank);
+    sg_value *v = NULL;
+    ck_assert_ok(
+        sg_graph_add_value(m->graph, name, sg_type_tensor(m, SG_DTYPE_FLOAT, dims, rank), &v, &d),
+        &d);
+    ck_assert_ok(sg_tensor_set_raw(m, t, data, (size_t)n * sizeof *data, NULL), &d);
+    ck_assert_ok(sg_value_set_initializer(v, t), &d);
+    return v;
+}
+
+/* A Constant node holding the float32 scalar x. */
+static sg_value *const_f32(sg_model *m, const char *name, float x)
+{
+    sg_value *v = node1(m, "Constant", NULL, name, NULL, 0, name);
+    sg_tensor *t = sg_tensor_create(m, NULL, SG_DTYPE_FLOAT, NULL, 0);
+    ck_assert_int_eq(
+        sg_tensor_set_raw(m, t, sg_arena_memdup(m->arena, &x, sizeof x), sizeof x, NULL), SG_OK);
+    ck_assert_int_eq(sg_node_set_attr_tensor(v->producer, "value", t), SG_OK);
+    return v;
+}
+
+/* Conv `name` of x by a new weight [M, C / group, k, k] and bias, pads k / 2. */
+static sg_value *conv_node(sg_model *m, const char *name, sg_value *x, int64_t C, int64_t M,
+                           int64_t k, int64_t group, float seed)
+{
+    char wn[64], bn[64];
+    snprintf(wn, sizeof wn, "%s_w", name);
+    snprintf(bn, sizeof bn, "%s_b", name);
+    int64_t wd[4] = {M, C / group, k, k}, bd[1] = {M}, pads[4] = {k / 2, k / 2, k / 2, k / 2};
+    sg_value *ins[3] = {x, init_f32(m, wn, wd, 4, 0.5f, seed), init_f32(m, bn, bd, 1, 0.2f, seed)};
+    sg_value *c = node1(m, "Conv", NULL, name, ins, 3, name);
+    ck_assert_int_eq(sg_node_set_attr_ints(c->producer, "pads", pads, 4), SG_OK);
+    ck_assert_int_eq(sg_node_set_attr_int(c->producer, "group", group), SG_OK);
+    return c;
+}
+
+struct observed {
+    const char *name[16];
+    sg_rt_value *v[16];
+    int n;
+};
+
+static sg_status keep_copies(const sg_node *n, uint32_t index, const sg_rt_value *v, int depth,
+                             void *ctx, struct sg_diag *diag)
+{
+    (void)index, (void)depth, (void)diag;
+    struct observed *o = ctx;
+    if (o->n < 16 && v->kind == SG_RT_TENSOR) {
+        struct sg_diag d = {0};
+        o->name[o->n] = n->outputs[0]->name;
+        ck_assert_ok(sg_rt_tensor_create(v->dtype, v->dims, v->rank, &o->v[o->n], &d), &d);
+        memcpy(o->v[o->n]->data, v->data, (size_t)v->numel * sg_rt_elem_size(v->dtype));
+        o->n++;
+    }
+    return SG_OK;
+}
+
+static const sg_rt_value *observed_value(const struct observed *o, const char *name)
+{
+    for (int i = 0; i < o->n; i++)
+        if (strcmp(o->name[i], name) == 0)
+            return o->v[i];
+    ck_abort_msg("'%s' was not observed", name);
+    return NULL;
+}
+
+/* Count of elements of v outside [lo, hi]. */
+static int64_t outside(const sg_rt_value *v, float lo, float hi)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < v->numel; i++) {
+        float x = ((const float *)v->data)[i];
+        n += x < lo || x > hi;
+    }
+    return n;
+}
+
+START_TEST(test_conv_clamp_fusion)
+{
+    /* Conv (3x3, 1x1, depthwise) followed by Clip or Relu: run without an
+     * observer (fused: the Conv clamps, the Clip passes through) and with
+     * one (every value observed, nothing fused) the outputs are the same
+     * bits, NaN included; the observed Conv outputs are unclamped. A Conv
+     * output that is also a graph output stays unclamped either way. */
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t xd[4] = {1, 8, 9, 11};
+    sg_value *x = graph_input(m, "x", SG_DTYPE_FLOAT, xd, 4);
+    sg_value *lo = const_f32(m, "lo", -0.5f), *hi = const_f32(m, "hi", 0.75f);
+    sg_value *ca = conv_node(m, "ca", x, 8, 21, 3, 1, 1);
+    sg_value *clip_a[3] = {ca, lo, hi};
+    sg_value *y = node1(m, "Clip", NULL, "clip_a", clip_a, 3, "y");
+    sg_value *cb = conv_node(m, "cb", x, 8, 19, 1, 1, 2);
+    sg_value *z = node1(m, "Relu", NULL, "relu_b", &cb, 1, "z");
+    sg_value *cc = conv_node(m, "cc", x, 8, 8, 3, 8, 3);
+    sg_value *clip_c[2] = {cc, lo};
+    sg_value *u = node1(m, "Clip", NULL, "clip_c", clip_c, 2, "u");
+    sg_value *cd = conv_node(m, "cd", x, 8, 5, 1, 1, 4);
+    sg_value *v = node1(m, "Relu", NULL, "relu_d", &cd, 1, "v");
+    sg_value *outs[5] = {y, z, u, v, cd};
+    for (int i = 0; i < 5; i++)
+        ck_assert_ok(sg_graph_add_output(m->graph, outs[i]), &d);
+    ck_verify(m);
+
+    sg_rt_value *xv = tensor_f32(xd, 4, 0, 0);
+    for (int64_t i = 0; i < xv->numel; i++)
+        ((float *)xv->data)[i] = 2.0f * sinf(0.29f * (float)i);
+    ((float *)xv->data)[40] = NAN;
+    struct observed seen = {0};
+    sg_rt *rt[2];
+    for (int r = 0; r < 2; r++) {
+        struct sg_rt_opts opts = {0};
+        if (r) {
+            opts.on_output = keep_copies;
+            opts.observe_ctx = &seen;
+        }
+        ck_assert_ok(sg_rt_create(m, &opts, &rt[r], &d), &d);
+        ck_assert_ok(sg_rt_set_input(rt[r], "x", xv, &d), &d);
+        ck_assert_ok(sg_rt_run(rt[r], &d), &d);
+    }
+    for (uint32_t i = 0; i < 5; i++) {
+        const sg_rt_value *a = sg_rt_output(rt[0], i), *b = sg_rt_output(rt[1], i);
+        ck_assert_int_eq(a->numel, b->numel);
+        ck_assert_msg(memcmp(a->data, b->data, (size_t)a->numel * sizeof(float)) == 0,
+                      "output %u differs fused and unfused", i);
+    }
+    /* The clamps mattered, and NaN came through them. */
+    ck_assert_int_gt(outside(observed_value(&seen, "ca"), -0.5f, 0.75f), 0);
+    ck_assert_int_gt(outside(observed_value(&seen, "cb"), 0, INFINITY), 0);
+    ck_assert_int_gt(outside(observed_value(&seen, "cc"), -0.5f, INFINITY), 0);
+    ck_assert_int_gt(outside(sg_rt_output(rt[0], 4), 0, INFINITY), 0);
+    const sg_rt_value *ya = sg_rt_output(rt[0], 0), *ca_seen = observed_value(&seen, "ca");
+    int64_t nans = 0;
+    for (int64_t i = 0; i < ya->numel; i++) {
+        float c = ((const float *)ca_seen->data)[i], want = c < -0.5f ? -0.5f : c;
+        want = want > 0.75f ? 0.75f : want;
+        float got = ((const float *)ya->data)[i];
+        nans += isnan(got);
+        ck_assert_msg((isnan(got) && isnan(c)) || got == want, "y[%lld] = %.9g, want %.9g",
+                      (long long)i, got, want);
+    }
+    ck_assert_int_gt(nans, 0);
+    for (int i = 0; i < seen.n; i++)
+        sg_rt_value_unref(seen.v[i]);
+    sg_rt_free(rt[0]);
+    sg_rt_free(rt[1]);
+    sg_rt_value_unref(xv);
+    sg_model_free(m);
+}
+END_TEST
+
 /* ------------------------------------------------- numpy kernel cases */
 
 static char *cases_dir;
@@ -1005,6 +1171,7 @@ Suite *suite_runtime(void)
     tcase_add_test(tc, test_alloc_failures);
     tcase_add_test(tc, test_dump_all);
     tcase_add_test(tc, test_dump_write_failure);
+    tcase_add_test(tc, test_conv_clamp_fusion);
     suite_add_tcase(s, tc);
     TCase *tk = tcase_create("kernels");
     tcase_set_timeout(tk, 120);

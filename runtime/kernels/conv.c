@@ -19,6 +19,7 @@
  * integers summed in float64 are exact below 2^53, so the int32
  * accumulators are exact without an integer GEMM.
  */
+#include "gemm_nchw.h"
 #include "window.h"
 
 #include <cblas.h>
@@ -35,6 +36,13 @@ struct conv {
     int64_t Cg, Mg; /* channels per group */
     int64_t cr;     /* output rows (of the innermost axis) per im2col chunk */
     struct sg_win w;
+};
+
+/* The post-op of a fused Clip or Relu (sg_kpost): y = min(max(y, lo), hi)
+ * when `on`. */
+struct sg_post {
+    bool on;
+    float lo, hi;
 };
 
 /*
@@ -431,31 +439,80 @@ static void win_2d(const struct sg_win *w, struct sg_win *v)
     sg_win_sizes(v);
 }
 
-/* y[m, 0..n) = v[m] for m < rows: the bias the GEMMs then add to. */
+/* y[m * ld + i] = v[m] for m < rows, i < n: the bias the GEMMs then add to. */
 #define DEF_FILL(T, sfx)                                                                           \
     SG_VECTOR_CLONES static void fill_rows_##sfx(T *restrict y, const T *restrict v, int64_t rows, \
-                                                 int64_t n)                                        \
+                                                 int64_t n, int64_t ld)                            \
     {                                                                                              \
         for (int64_t m = 0; m < rows; m++)                                                         \
             for (int64_t i = 0; i < n; i++)                                                        \
-                y[m * n + i] = v[m];                                                               \
+                y[m * ld + i] = v[m];                                                              \
     }
 
 DEF_FILL(float, f)
 DEF_FILL(double, d)
 
+/* y[m * ld + i] = min(max(y, lo), hi) for m < rows, i < n, the comparisons
+ * of Clip (NaN stays NaN): the post-op of a fused Clip or Relu. */
+#define DEF_CLAMP(T, sfx)                                                                          \
+    SG_VECTOR_CLONES static void clamp_rows_##sfx(T *restrict y, int64_t rows, int64_t n,          \
+                                                  int64_t ld, T lo, T hi)                          \
+    {                                                                                              \
+        for (int64_t m = 0; m < rows; m++)                                                         \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T v = y[m * ld + i] < lo ? lo : y[m * ld + i];                                     \
+                y[m * ld + i] = v > hi ? hi : v;                                                   \
+            }                                                                                      \
+    }
+
+DEF_CLAMP(float, f)
+DEF_CLAMP(double, d)
+
+/*
+ * y [rows, n] (row stride ldy) = post(bias + W [rows, K] x [K, n] (row
+ * stride ldx)): through gemm_nchw.c when `own` (float32, one thread, an
+ * AVX-512 CPU), else a BLAS GEMM over the bias and a clamp pass.
+ */
+static void gemm_post_f(bool own, int64_t rows, int64_t n, int64_t K, const float *w,
+                        const float *x, int64_t ldx, const float *bias, float *y, int64_t ldy,
+                        const struct sg_post *po)
+{
+    if (own && sg__gemm_nchw(rows, n, K, w, K, x, ldx, bias, y, ldy, po->lo, po->hi))
+        return;
+    if (bias)
+        fill_rows_f(y, bias, rows, n, ldy);
+    gemm_f(false, rows, n, K, w, K, x, ldx, bias ? 1 : 0, y, ldy);
+    if (po->on)
+        clamp_rows_f(y, rows, n, ldy, po->lo, po->hi);
+}
+
+static void gemm_post_d(bool own, int64_t rows, int64_t n, int64_t K, const double *w,
+                        const double *x, int64_t ldx, const double *bias, double *y, int64_t ldy,
+                        const struct sg_post *po)
+{
+    (void)own;
+    if (bias)
+        fill_rows_d(y, bias, rows, n, ldy);
+    gemm_d(false, rows, n, K, w, K, x, ldx, bias ? 1 : 0, y, ldy);
+    if (po->on)
+        clamp_rows_d(y, rows, n, ldy, po->lo, po->hi);
+}
+
 /*
  * Forward convolution for element type T: y [N, M, out...] from x [N, C,
- * in...], w [M, C/g, k...] and bias b [M] (NULL: none). col is scratch
- * from conv_scratch(): a chunk of p->cr output rows of im2col columns, or
- * the depthwise phase planes (unused when the conv is pointwise).
+ * in...], w [M, C/g, k...] and bias b [M] (NULL: none), then the post-op
+ * po (a fused Clip or Relu). col is scratch from conv_scratch(): a chunk
+ * of p->cr output rows of im2col columns, or the depthwise phase planes
+ * (unused when the conv is pointwise).
  */
 #define DEF_CONV(T, sfx)                                                                           \
-    static void conv_##sfx(const struct conv *p, const T *x, const T *w, const T *b, T *y, T *col) \
+    static void conv_##sfx(const struct conv *p, const T *x, const T *w, const T *b, T *y, T *col, \
+                           const struct sg_post *po)                                               \
     {                                                                                              \
         const struct sg_win *g = &p->w;                                                            \
         int64_t K = p->Cg * g->k_size, ol = g->out[g->n - 1], outer = ol ? g->out_size / ol : 0;   \
         bool pointwise = g->k_size == 1, depthwise = p->Cg == 1 && g->n <= 2;                      \
+        bool own = sizeof(T) == sizeof(float) && openblas_get_num_threads() == 1;                  \
         for (uint32_t d = 0; d < g->n; d++)                                                        \
             if (g->stride[d] != 1 || g->pad0[d] || g->pad1[d])                                     \
                 pointwise = false;                                                                 \
@@ -463,28 +520,30 @@ DEF_FILL(double, d)
             struct sg_win v;                                                                       \
             win_2d(g, &v);                                                                         \
             for (int64_t n = 0; n < p->N; n++)                                                     \
-                for (int64_t m = 0; m < p->M; m++)                                                 \
+                for (int64_t m = 0; m < p->M; m++) {                                               \
+                    T *ym = y + (n * p->M + m) * g->out_size;                                      \
                     depthwise_##sfx(x + (n * p->C + m / p->Mg) * g->in_size, w + m * g->k_size,    \
-                                    b ? b[m] : (T)0, y + (n * p->M + m) * g->out_size, &v, col);   \
+                                    b ? b[m] : (T)0, ym, &v, col);                                 \
+                    if (po->on)                                                                    \
+                        clamp_rows_##sfx(ym, 1, g->out_size, 0, po->lo, po->hi);                   \
+                }                                                                                  \
             return;                                                                                \
         }                                                                                          \
         for (int64_t n = 0; n < p->N; n++)                                                         \
             for (int64_t gi = 0; gi < p->group; gi++) {                                            \
                 const T *xg = x + (n * p->C + gi * p->Cg) * g->in_size;                            \
                 T *yg = y + (n * p->M + gi * p->Mg) * g->out_size;                                 \
-                const T *wg = w + gi * p->Mg * K;                                                  \
-                if (b)                                                                             \
-                    fill_rows_##sfx(yg, b + gi * p->Mg, p->Mg, g->out_size);                       \
+                const T *wg = w + gi * p->Mg * K, *bg = b ? b + gi * p->Mg : NULL;                 \
                 if (pointwise) {                                                                   \
-                    gemm_##sfx(false, p->Mg, g->out_size, K, wg, K, xg, g->out_size, b ? 1 : 0,    \
-                               yg, g->out_size);                                                   \
+                    gemm_post_##sfx(own, p->Mg, g->out_size, K, wg, xg, g->out_size, bg, yg,       \
+                                    g->out_size, po);                                              \
                     continue;                                                                      \
                 }                                                                                  \
                 for (int64_t r0 = 0; r0 < outer; r0 += p->cr) {                                    \
                     int64_t nr = outer - r0 < p->cr ? outer - r0 : p->cr;                          \
                     im2col_##sfx(xg, col, g, p->Cg, false, r0, nr);                                \
-                    gemm_##sfx(false, p->Mg, nr *ol, K, wg, K, col, nr *ol, b ? 1 : 0,             \
-                               yg + r0 * ol, g->out_size);                                         \
+                    gemm_post_##sfx(own, p->Mg, nr *ol, K, wg, col, nr *ol, bg, yg + r0 * ol,      \
+                                    g->out_size, po);                                              \
                 }                                                                                  \
             }                                                                                      \
     }
@@ -659,14 +718,28 @@ static sg_status run_conv(struct sg_kctx *k)
     if ((st = conv_scratch(k, &p, X->dtype == SG_DTYPE_DOUBLE ? sizeof(double) : sizeof(float),
                            &col)))
         return st;
+    struct sg_post po = {false, -INFINITY, INFINITY};
+    po.on = sg_kpost(k, &po.lo, &po.hi);
     if (X->dtype == SG_DTYPE_DOUBLE) {
-        conv_d(&p, X->data, W->data, B ? B->data : NULL, Y->data, col);
+        conv_d(&p, X->data, W->data, B ? B->data : NULL, Y->data, col, &po);
         return SG_OK;
     }
     const float *x = sg_kfloats(k, X), *w = sg_kfloats(k, W), *b = B ? sg_kfloats(k, B) : NULL;
     float *y = is_half(X->dtype) ? sg_kscratch(k, (size_t)Y->numel * sizeof(float)) : Y->data;
     if (!x || !w || (B && !b) || !y)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
+    if (is_half(X->dtype) && po.on) {
+        /* Clamped after rounding, as Clip would see the values. */
+        struct sg_post none = {false, -INFINITY, INFINITY};
+        conv_f(&p, x, w, b, y, col, &none);
+        store_floats(Y, y);
+        for (int64_t i = 0; i < Y->numel; i++) {
+            double v = sg_rt_get_f64(Y, i);
+            v = v < po.lo ? po.lo : v;
+            sg_rt_set_f64(Y, i, v > po.hi ? po.hi : v);
+        }
+        return SG_OK;
+    }
     if (p.Cg == 1 && p.Mg == 1 && p.w.n == 2 && p.w.k_size > 1 && p.w.out_size <= DW_CL_MAX) {
         float *xt = sg_kscratch(k, (size_t)(p.C * p.w.in_size) * sizeof(float));
         float *yt = sg_kscratch(k, (size_t)(p.C * p.w.out_size) * sizeof(float));
@@ -676,10 +749,12 @@ static sg_status run_conv(struct sg_kctx *k)
         for (int64_t n = 0; n < p.N; n++)
             depthwise_cl_f(x + n * p.C * p.w.in_size, w, b, y + n * p.C * p.w.out_size, p.C, &p.w,
                            xt, yt, wt);
+        if (po.on)
+            clamp_rows_f(y, 1, Y->numel, 0, po.lo, po.hi);
         store_floats(Y, y);
         return SG_OK;
     }
-    conv_f(&p, x, w, b, y, col);
+    conv_f(&p, x, w, b, y, col, &po);
     store_floats(Y, y);
     return SG_OK;
 }
@@ -854,7 +929,8 @@ static sg_status int_conv(struct sg_kctx *k, uint32_t xi, uint32_t xz, uint32_t 
     void *col;
     if ((st = conv_scratch(k, p, sizeof(double), &col)))
         return st;
-    conv_d(p, x, w, NULL, *Yd, col);
+    static const struct sg_post none = {false, -INFINITY, INFINITY};
+    conv_d(p, x, w, NULL, *Yd, col, &none);
     return SG_OK;
 }
 
@@ -1005,8 +1081,8 @@ static sg_status run_col2im(struct sg_kctx *k)
 #define FL SG_KT_FLOATS
 #define Q8 (SG_KT(SG_DTYPE_UINT8) | SG_KT(SG_DTYPE_INT8))
 static const struct sg_kernel kernels[] = {
-    {"", "Conv", 1, 0, FL, 0, run_conv},
-    {"", "Conv", 11, 0, FL, 0, run_conv},
+    {"", "Conv", 1, 0, FL, SG_KF_POST_CLAMP, run_conv},
+    {"", "Conv", 11, 0, FL, SG_KF_POST_CLAMP, run_conv},
     {"", "ConvTranspose", 1, 0, FL, 0, run_conv_transpose},
     {"", "ConvTranspose", 11, 0, FL, 0, run_conv_transpose},
     {"", "ConvInteger", 10, 0, Q8, 0, run_conv_integer},
