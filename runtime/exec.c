@@ -325,16 +325,18 @@ static bool clamp_bounds(sg_model *m, const struct rt_node *rn, float *lo, float
 /*
  * Fuse each Clip or Relu into the node producing its input when that
  * node's kernel can apply it (SG_KF_POST_CLAMP) and the unclamped value
- * is visible to no one: FP32 numerics, no observer, the value is output 0
- * of its producer, read by the Clip or Relu alone (no other node, input
- * slot or subgraph capture) and not a graph output. The producer then
+ * is visible to no one: FP32 numerics, no observer of every output
+ * (observe_graph_outputs is fine), the value is output 0 of its producer,
+ * read by the Clip or Relu alone (no other node, input slot or subgraph
+ * capture) and not a graph output. The producer then
  * clamps (sg_kpost) and the Clip or Relu passes its input through, so
  * results are exactly those of the unfused graph.
  */
 static sg_status fuse_clamps(struct build *b, struct rt_plan *p)
 {
     const struct sg_rt_opts *o = &b->rt->opts;
-    if (o->on_output || o->numerics != SG_NUMERICS_FP32 || !p->n_nodes)
+    if ((o->on_output && !o->observe_graph_outputs) || o->numerics != SG_NUMERICS_FP32 ||
+        !p->n_nodes)
         return SG_OK;
     uint32_t *reads = sg_calloc(p->n_slots + 1, sizeof *reads);
     uint32_t *prod = sg_malloc((p->n_slots + 1) * sizeof *prod);
@@ -969,16 +971,19 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
             goto out;
         }
     }
+keep: /* a fused pass-through node's output is observed like any other */
     for (uint32_t j = 0; j < n->n_outputs; j++) {
         if (!n->outputs[j])
             continue;
-        if (rt->opts.on_output && (fr->depth == 0 || rt->opts.observe_subgraphs)) {
+        bool seen = fr->depth == 0 ? !rt->opts.observe_graph_outputs ||
+                                         (n->outputs[j]->flags & SG_VALUE_OUTPUT)
+                                   : rt->opts.observe_subgraphs && !rt->opts.observe_graph_outputs;
+        if (rt->opts.on_output && seen) {
             st = rt->opts.on_output(n, j, outs[j], fr->depth, rt->opts.observe_ctx, diag);
             if (st)
                 goto out;
         }
     }
-keep:
     for (uint32_t j = 0; j < n->n_outputs; j++) {
         if (rn->out[j] != NO_SLOT) {
             sg_rt_value_unref(vals[rn->out[j]]);

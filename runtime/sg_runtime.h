@@ -182,6 +182,10 @@ struct sg_rt_opts {
     sg_rt_observe_fn on_output;
     void *observe_ctx;
     bool observe_subgraphs; /* also report nodes of If/Loop/Scan bodies */
+    /* Report only the main graph's outputs. Other values are then seen by
+     * no one, which lets the runtime fuse nodes (Clip into Conv) that any
+     * observer of every output rules out. */
+    bool observe_graph_outputs;
     /* Largest tensor one node output may be, in bytes; 0: no limit. A
      * larger output fails its node with SG_ETOOBIG, before it is allocated
      * when the kernel makes it with sg_kout (nearly all do), else right

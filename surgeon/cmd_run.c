@@ -228,6 +228,7 @@ static int run(int argc, char **argv)
     opts.threads = threads;
     opts.on_output = sg_dump_observe;
     opts.observe_ctx = dump;
+    opts.observe_graph_outputs = mode == SG_DUMP_OUTPUTS;
     if (sg_mockom_is(m)) {
         if (sg_rt_opts_mock(m, &opts, &d)) {
             sg_diag_prefix(&d, "%s", model_path);
