@@ -38,8 +38,18 @@ uint64_t sg__strhash_n(const char *s, size_t len)
         h ^= h >> 32;
     }
     if (i < len) {
+        /* The last len - i bytes as a little-endian number: from the word
+         * that ends the string when there is one (no call to memcpy of a
+         * variable size), else byte by byte. */
+        size_t r = len - i;
         uint64_t w = 0;
-        memcpy(&w, s + i, len - i);
+        if (len >= 8) {
+            memcpy(&w, s + len - 8, 8);
+            w >>= (8 - r) * 8;
+        } else {
+            for (size_t k = 0; k < r; k++)
+                w |= (uint64_t)(unsigned char)s[i + k] << (8 * k);
+        }
         h = (h ^ w) * 0xff51afd7ed558ccdull;
         h ^= h >> 32;
     }
