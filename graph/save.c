@@ -319,6 +319,8 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
         goto out;
     if ((st = write_model_file(m, &enc, path, &tmp_model, diag)))
         goto out;
+    if (o->before_commit && (st = o->before_commit(o->before_commit_ctx, diag)))
+        goto out;
     if (tmp_data && rename(tmp_data, L.data_path) != 0) {
         st = sg_diag_set(diag, SG_EIO, "%s: %s", L.data_path, strerror(errno));
         goto out;

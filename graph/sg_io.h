@@ -54,6 +54,12 @@ struct sg_save_opts {
     size_t size_threshold;     /* SG_EXT_FILE and 2 GB spill: smaller tensors stay inline;
                                   0 means the default, 1024 bytes */
     bool overwrite_input;      /* allow writing over the file the model was loaded from */
+    /* Called once every byte is in the temporary files, before they are
+     * renamed into place: a status other than SG_OK abandons the save (the
+     * temporary files are removed) and is returned. Lets a caller check the
+     * model (sg_model_verify on another thread) while it is being written. */
+    sg_status (*before_commit)(void *ctx, struct sg_diag *diag);
+    void *before_commit_ctx;
 };
 
 /* The largest protobuf file we write: protobuf's own 2 GB limit. */

@@ -200,6 +200,44 @@ static bool make_parents(const char *path, char *err, size_t errlen)
     return ok;
 }
 
+/* The verification of a rewritten model on a thread of its own, while the
+ * model is being written (sg_save_opts.before_commit waits for it): the
+ * verifier only writes the scratch marks, which the writer never reads. */
+struct verify_job {
+    sg_model *m;
+    pthread_t thread;
+    bool running;
+    sg_status st;
+    struct sg_diag d;
+};
+
+static void *verify_main(void *arg)
+{
+    struct verify_job *v = arg;
+    v->st = sg_model_verify(v->m, &v->d);
+    return NULL;
+}
+
+/* Start verifying v->m, on this thread when no other can be started. */
+static void verify_start(struct verify_job *v)
+{
+    v->running = pthread_create(&v->thread, NULL, verify_main, v) == 0;
+    if (!v->running)
+        verify_main(v);
+}
+
+static sg_status verify_wait(void *arg, struct sg_diag *diag)
+{
+    struct verify_job *v = arg;
+    if (v->running) {
+        pthread_join(v->thread, NULL);
+        v->running = false;
+    }
+    if (v->st)
+        *diag = v->d;
+    return v->st;
+}
+
 static void process(struct batch *b, struct job *j)
 {
     double t0 = now();
@@ -211,15 +249,30 @@ static void process(struct batch *b, struct job *j)
         goto out;
     }
     j->nodes_before = m->graph ? sg_graph_count_nodes(m->graph, true) : 0;
-    if ((st = sg_pipeline_run(b->pipeline, m, &j->rep, &d)) || (st = sg_model_verify(m, &d))) {
+    if ((st = sg_pipeline_run(b->pipeline, m, &j->rep, &d)) ||
+        (b->evaluate && (st = sg_model_verify(m, &d)))) {
         snprintf(j->error, sizeof j->error, "%s", d.msg);
         goto out;
     }
     j->nodes_after = m->graph ? sg_graph_count_nodes(m->graph, true) : 0;
     if (!b->evaluate) {
-        if (!make_parents(j->out, j->error, sizeof j->error))
+        /* Always verified before it is saved; the check runs while the
+         * bytes are written and decides whether they are renamed into
+         * place. */
+        struct verify_job v = {.m = m};
+        verify_start(&v);
+        struct sg_save_opts so = {.before_commit = verify_wait, .before_commit_ctx = &v};
+        bool made = make_parents(j->out, j->error, sizeof j->error);
+        st = made ? sg_model_save(m, j->out, &so, &d) : SG_EIO;
+        struct sg_diag vd = {0};
+        sg_status vst = verify_wait(&v, &vd); /* joined before the model goes */
+        if (!made)
             goto out;
-        if ((st = sg_model_save(m, j->out, NULL, &d))) {
+        if (!st && vst) {
+            st = vst;
+            d = vd;
+        }
+        if (st) {
             snprintf(j->error, sizeof j->error, "%s", d.msg);
             goto out;
         }

@@ -26,6 +26,46 @@ START_TEST(test_load_abs)
 }
 END_TEST
 
+static int commit_calls;
+
+static sg_status refuse_commit(void *ctx, struct sg_diag *diag)
+{
+    commit_calls++;
+    return ctx ? sg_diag_set(diag, SG_EINVAL, "refused by the caller") : SG_OK;
+}
+
+/* before_commit runs once the bytes are written; its refusal leaves no file
+ * (not even a temporary one) and is returned; its consent saves. */
+START_TEST(test_save_before_commit)
+{
+    struct sg_diag d = {0};
+    sg_model *m = NULL;
+    ck_assert_ok(
+        sg_model_load("/usr/share/libonnx-testdata/data/node/test_abs/model.onnx", NULL, &m, &d),
+        &d);
+    char *dir = test_tmpdir("commit");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/out.onnx", dir);
+    int yes = 1;
+    struct sg_save_opts o = {.before_commit = refuse_commit, .before_commit_ctx = &yes};
+    commit_calls = 0;
+    ck_assert_int_eq(sg_model_save(m, path, &o, &d), SG_EINVAL);
+    ck_assert_str_eq(d.msg, "refused by the caller");
+    ck_assert_int_eq(commit_calls, 1);
+    DIR *dd = opendir(dir);
+    ck_assert_ptr_nonnull(dd);
+    for (struct dirent *e; (e = readdir(dd));)
+        ck_assert_msg(e->d_name[0] == '.', "'%s' left behind", e->d_name);
+    closedir(dd);
+    o.before_commit_ctx = NULL;
+    ck_assert_ok(sg_model_save(m, path, &o, &d), &d);
+    ck_assert_int_eq(commit_calls, 2);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    sg_model_free(m);
+    sg_free(dir);
+}
+END_TEST
+
 START_TEST(test_buffer_round_trip)
 {
     const char *path = "/usr/share/libonnx-testdata/data/node/test_loop11/model.onnx";
@@ -246,6 +286,7 @@ Suite *suite_io(void)
     TCase *tc = tcase_create("load");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_load_abs);
+    tcase_add_test(tc, test_save_before_commit);
     tcase_add_test(tc, test_buffer_round_trip);
     tcase_add_test(tc, test_codec_matches_protobuf_c);
     suite_add_tcase(s, tc);
