@@ -62,6 +62,10 @@ struct batch {
     size_t n, cap;
     const struct sg_pipeline *pipeline;
     bool evaluate;
+    /* Verify on a second thread while writing: for a single model on a
+     * machine with a core to spare. A batch keeps one thread per model, as
+     * many at a time as -j says. */
+    bool verify_beside;
     pthread_mutex_t lock;
     pthread_cond_t cond;
     size_t next;     /* next job to take */
@@ -218,10 +222,11 @@ static void *verify_main(void *arg)
     return NULL;
 }
 
-/* Start verifying v->m, on this thread when no other can be started. */
-static void verify_start(struct verify_job *v)
+/* Start verifying v->m: on a thread of its own when `beside` and one can
+ * be started, else right here. */
+static void verify_start(struct verify_job *v, bool beside)
 {
-    v->running = pthread_create(&v->thread, NULL, verify_main, v) == 0;
+    v->running = beside && pthread_create(&v->thread, NULL, verify_main, v) == 0;
     if (!v->running)
         verify_main(v);
 }
@@ -256,18 +261,22 @@ static void process(struct batch *b, struct job *j)
     }
     j->nodes_after = m->graph ? sg_graph_count_nodes(m->graph, true) : 0;
     if (!b->evaluate) {
-        /* Always verified before it is saved; the check runs while the
-         * bytes are written and decides whether they are renamed into
-         * place. */
+        /* Always verified before it is saved; beside the writing, the
+         * check decides whether the bytes are renamed into place. */
         struct verify_job v = {.m = m};
-        verify_start(&v);
-        struct sg_save_opts so = {.before_commit = verify_wait, .before_commit_ctx = &v};
-        bool made = make_parents(j->out, j->error, sizeof j->error);
-        st = made ? sg_model_save(m, j->out, &so, &d) : SG_EIO;
         struct sg_diag vd = {0};
-        sg_status vst = verify_wait(&v, &vd); /* joined before the model goes */
-        if (!made)
+        verify_start(&v, b->verify_beside);
+        if (!v.running && v.st) {
+            snprintf(j->error, sizeof j->error, "%s", v.d.msg);
             goto out;
+        }
+        if (!make_parents(j->out, j->error, sizeof j->error)) {
+            verify_wait(&v, &vd); /* joined before the model goes */
+            goto out;
+        }
+        struct sg_save_opts so = {.before_commit = verify_wait, .before_commit_ctx = &v};
+        st = sg_model_save(m, j->out, &so, &d);
+        sg_status vst = verify_wait(&v, &vd);
         if (!st && vst) {
             st = vst;
             d = vd;
@@ -491,6 +500,7 @@ static int run(int argc, char **argv)
     }
     if ((size_t)jobs > b.n)
         jobs = (long)b.n;
+    b.verify_beside = b.n == 1 && sysconf(_SC_NPROCESSORS_ONLN) > 1;
     b.pipeline = p;
     view.tty = isatty(STDERR_FILENO);
     pthread_mutex_init(&b.lock, NULL);
