@@ -255,3 +255,92 @@ sg_status sg_graph_infer_dtypes(sg_graph *g, bool recursive, struct sg_diag *dia
     sg_type *shared[SG_DTYPE_COUNT] = {0};
     return infer_graph(g, recursive, shared, diag);
 }
+
+/* ------------------------------------------------------ on demand */
+
+void sg_dtype_resolver_init(sg_dtype_resolver *r, sg_model *m)
+{
+    memset(r, 0, sizeof *r);
+    r->m = m;
+    r->pushed = sg__next_stamp();
+    r->expanded = sg__next_stamp();
+    r->done = sg__next_stamp();
+}
+
+struct vstack {
+    sg_value **v;
+    size_t n, cap;
+};
+
+/* Push v unless it is typed, done, or on the current path (expanded: a
+ * cycle). A value pushed before but not expanded yet is pushed again, so
+ * that it is resolved before the value that reads it. */
+static sg_status push_value(sg_dtype_resolver *r, struct vstack *s, sg_value *v)
+{
+    if (!v || sg_value_dtype(v) || v->mark == r->done || v->mark == r->expanded)
+        return SG_OK;
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 64;
+        sg_value **grown = sg_realloc(s->v, nc * sizeof *grown);
+        if (!grown)
+            return SG_ENOMEM;
+        s->v = grown;
+        s->cap = nc;
+    }
+    v->mark = r->pushed;
+    s->v[s->n++] = v;
+    return SG_OK;
+}
+
+/*
+ * Depth first from v up through producers, with value->mark as the state
+ * (pushed, expanded: its inputs are being resolved, done): a value is typed
+ * by its producer's rule once every input of the producer is done, and is
+ * done for good after that, typed or not. So a chain costs one walk however
+ * many of its values are asked for.
+ */
+sg_status sg_dtype_resolve(sg_dtype_resolver *r, sg_value *v, int32_t *dtype, struct sg_diag *diag)
+{
+    sg_model *m = r->m;
+    *dtype = sg_value_dtype(v);
+    if (*dtype)
+        return SG_OK;
+    if (r->whole || !m->graph || v->graph != m->graph || m->graph->has_subgraphs) {
+        if (!r->whole) {
+            r->whole = true;
+            sg_status st = m->graph ? infer_graph(m->graph, true, r->shared, diag) : SG_OK;
+            if (st)
+                return st;
+        }
+        *dtype = sg_value_dtype(v);
+        return SG_OK;
+    }
+    struct vstack s = {0};
+    sg_status st = push_value(r, &s, v);
+    while (!st && s.n) {
+        sg_value *x = s.v[s.n - 1];
+        if (x->mark == r->done || sg_value_dtype(x)) {
+            s.n--; /* a duplicate, or typed with a sibling output */
+            x->mark = r->done;
+            continue;
+        }
+        sg_node *p = x->producer;
+        if (x->mark == r->pushed) {
+            x->mark = r->expanded;
+            size_t before = s.n;
+            for (uint32_t i = 0; p && !st && i < p->n_inputs; i++)
+                st = push_value(r, &s, p->inputs[i]);
+            if (st || s.n > before)
+                continue; /* its inputs first */
+        }
+        s.n--;
+        x->mark = r->done;
+        if (p)
+            st = type_outputs(p, false, r->shared, diag);
+    }
+    sg_free(s.v);
+    if (st == SG_ENOMEM)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory inferring types");
+    *dtype = sg_value_dtype(v);
+    return st;
+}

@@ -62,6 +62,11 @@ sg_status sg__node_check_arity_schema(const sg_node *n, const struct sg_op_schem
  * and its subgraphs, where file order does not prove it (see verify.c). */
 sg_status sg__graph_check_loaded(sg_graph *g, struct sg_diag *diag);
 
+/* A number no value->mark holds from an earlier use of this counter
+ * (values are zeroed when created, and 0 is never handed out): the
+ * verifier and the dtype resolver mark the values they have seen with it. */
+uint32_t sg__next_stamp(void);
+
 /* Map an opset domain spelling to the canonical one ("" for ai.onnx). */
 const char *sg__canon_domain(const char *domain);
 

@@ -710,6 +710,25 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag);
  */
 sg_status sg_graph_infer_dtypes(sg_graph *g, bool recursive, struct sg_diag *diag);
 
+/*
+ * The same inference on demand, for a pass that needs the types of some
+ * values only: sg_dtype_resolve gives v's element type (0 when it cannot be
+ * known), typing v and the values it depends on as sg_graph_infer_dtypes
+ * would and no others. In a model with subgraphs the first call types the
+ * whole model instead (captures make the dependencies wide). The resolver
+ * holds no memory; it is valid while the model lives. SG_ENOMEM or
+ * SG_ECYCLE (from the whole-model inference) on failure.
+ */
+typedef struct sg_dtype_resolver {
+    sg_model *m;
+    uint32_t pushed, expanded, done; /* value->mark states (stamps) */
+    bool whole;                      /* the model had subgraphs and is typed whole */
+    sg_type *shared[SG_DTYPE_COUNT];
+} sg_dtype_resolver;
+
+void sg_dtype_resolver_init(sg_dtype_resolver *r, sg_model *m);
+sg_status sg_dtype_resolve(sg_dtype_resolver *r, sg_value *v, int32_t *dtype, struct sg_diag *diag);
+
 /* Verify the main graph, function bodies and training graphs. */
 sg_status sg_model_verify(sg_model *m, struct sg_diag *diag);
 

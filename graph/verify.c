@@ -13,9 +13,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-/* A number no value->mark holds from an earlier verification (values are
- * zeroed when created, and 0 is never handed out). */
-static uint32_t next_stamp(void)
+uint32_t sg__next_stamp(void)
 {
     static _Atomic uint32_t counter;
     uint32_t s;
@@ -269,7 +267,7 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
      * list entry below. */
     sg_status st = SG_OK;
     struct sg__strmap *map = g->values_map;
-    uint32_t stamp = next_stamp();
+    uint32_t stamp = sg__next_stamp();
     for (size_t i = 0; i < map->cap; i++) {
         /* Values come in hash order, each a cache miss, and what they point
          * to another: load them a few slots ahead so the misses overlap. */

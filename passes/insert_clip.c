@@ -58,6 +58,7 @@ struct ctx {
     bool before;
     struct sg__strmap names;
     struct sg__ptrset inserted;
+    sg_dtype_resolver types; /* element types of the values clipped, on demand */
     struct cached cache[32];
     size_t n_cache;
     /* The report's "[lo, hi]" for the last bounds: formatting two doubles
@@ -374,8 +375,13 @@ static sg_status run_graph(sg_graph *g, void *arg)
             continue;
         const struct sg_opt_value *slots = &c->opts[c->before ? OPT_INPUTS : OPT_OUTPUTS];
         for (size_t i = 0; i < slots->n; i++) {
-            sg_status st = c->before ? clip_input(c, n, (uint32_t)slots->ints[i])
-                                     : clip_output(c, n, (uint32_t)slots->ints[i]);
+            uint32_t idx = (uint32_t)slots->ints[i];
+            sg_value *v = c->before ? (idx < n->n_inputs ? n->inputs[idx] : NULL)
+                                    : (idx < n->n_outputs ? n->outputs[idx] : NULL);
+            int32_t dtype;
+            sg_status st = v ? sg_dtype_resolve(&c->types, v, &dtype, c->diag) : SG_OK;
+            if (!st)
+                st = c->before ? clip_input(c, n, idx) : clip_output(c, n, idx);
             if (st)
                 return st;
         }
@@ -400,8 +406,7 @@ static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pas
     sg_status st = sg__strset_from(&c.names, &opts[OPT_NODES]);
     if (st)
         st = sg_diag_set(diag, st, "out of memory");
-    if (!st)
-        st = sg_graph_infer_dtypes(m->graph, true, diag);
+    sg_dtype_resolver_init(&c.types, m);
     if (!st)
         st = sg__walk_graphs(m->graph, run_graph, &c);
     sg__strmap_free(&c.names);

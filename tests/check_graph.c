@@ -10,6 +10,7 @@
 #include "sg_print.h"
 #include "strmap.h"
 
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -666,6 +667,98 @@ START_TEST(test_infer_dtypes)
 }
 END_TEST
 
+/* The resolver types exactly as the whole-graph inference does: every value
+ * of every backend node-test model (If/Loop/Scan ones through the whole
+ * path) and of the test models, asked for one by one in reverse order. */
+START_TEST(test_resolve_matches_inference)
+{
+    char pattern[2][512] = {"/usr/share/libonnx-testdata/data/node/*/model.onnx", ""};
+    snprintf(pattern[1], sizeof pattern[1], "%s", test_src_path("models/*.onnx"));
+    size_t models = 0, values = 0;
+    for (int k = 0; k < 2; k++) {
+        glob_t gl;
+        if (glob(pattern[k], 0, NULL, &gl) != 0)
+            continue;
+        for (size_t f = 0; f < gl.gl_pathc; f++) {
+            struct sg_diag d = {0};
+            sg_model *a = NULL, *b = NULL;
+            if (sg_model_load(gl.gl_pathv[f], NULL, &a, &d) ||
+                sg_model_load(gl.gl_pathv[f], NULL, &b, &d)) {
+                sg_model_free(a);
+                continue; /* the bad-input models */
+            }
+            ck_assert_ok(sg_graph_infer_dtypes(a->graph, true, &d), &d);
+            sg_dtype_resolver r;
+            sg_dtype_resolver_init(&r, b);
+            for (sg_node *n = b->graph->last; n; n = n->prev)
+                for (uint32_t i = 0; i < n->n_outputs; i++) {
+                    sg_value *v = n->outputs[i];
+                    if (!v)
+                        continue;
+                    int32_t got;
+                    ck_assert_ok(sg_dtype_resolve(&r, v, &got, &d), &d);
+                    int32_t want = sg_value_dtype(sg_graph_value(a->graph, v->name));
+                    ck_assert_msg(got == want, "%s: '%s' resolved to %d, inferred %d",
+                                  gl.gl_pathv[f], v->name, got, want);
+                    values++;
+                }
+            models++;
+            sg_model_free(a);
+            sg_model_free(b);
+        }
+        globfree(&gl);
+    }
+    ck_assert_uint_gt(models, 900);
+    ck_assert_uint_gt(values, 2000);
+}
+END_TEST
+
+/* Reads that reach a value still waiting lower on the stack (a diamond,
+ * in a list out of order) are resolved first; a chain whose head cannot be
+ * typed costs one walk however many of its values are asked for. */
+START_TEST(test_resolve_order_and_cost)
+{
+    struct sg_diag d = {0};
+    sg_model *m = sg_model_create();
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    sg_graph *g = m->graph;
+    int64_t dims[1] = {2};
+    sg_value *x;
+    ck_assert_ok(sg_graph_add_value(g, "x", sg_type_tensor(m, SG_DTYPE_FLOAT, dims, 1), &x, &d),
+                 &d);
+    ck_assert_ok(sg_graph_add_input(g, x), &d);
+    node(g, "Add", "add", "b,c", "a");
+    node(g, "Relu", "relu", "b", "c");
+    sg_node *cast = node(g, "Cast", "cast", "x", "b");
+    ck_assert_ok(sg_node_set_attr_int(cast, "to", SG_DTYPE_FLOAT16), &d);
+    sg_dtype_resolver r;
+    sg_dtype_resolver_init(&r, m);
+    int32_t dt;
+    ck_assert_ok(sg_dtype_resolve(&r, sg_graph_value(g, "a"), &dt, &d), &d);
+    ck_assert_int_eq(dt, SG_DTYPE_FLOAT16);
+    ck_assert_int_eq(sg_value_dtype(sg_graph_value(g, "c")), SG_DTYPE_FLOAT16);
+
+    /* 20,000 nodes under an op of an unknown domain: nothing can be typed. */
+    sg_node *head = sg_node_create(g, "Mystery", "com.example", "head", &d);
+    ck_assert_ok(sg_node_set_input(head, 0, x), &d);
+    ck_assert_ok(sg_node_set_output(head, 0, val(g, "h0")), &d);
+    char in[32], out[32], name[32];
+    for (int i = 0; i < 20000; i++) {
+        snprintf(in, sizeof in, "h%d", i);
+        snprintf(out, sizeof out, "h%d", i + 1);
+        snprintf(name, sizeof name, "r%d", i);
+        node(g, "Relu", name, in, out);
+    }
+    sg_dtype_resolver_init(&r, m);
+    for (int i = 20000; i >= 0; i -= 7) {
+        snprintf(out, sizeof out, "h%d", i);
+        ck_assert_ok(sg_dtype_resolve(&r, sg_graph_value(g, out), &dt, &d), &d);
+        ck_assert_int_eq(dt, 0);
+    }
+    sg_model_free(m);
+}
+END_TEST
+
 START_TEST(test_renames)
 {
     sg_model *m = small_model();
@@ -752,6 +845,8 @@ Suite *suite_graph(void)
     tcase_add_test(tc, test_toposort_long_chain);
     tcase_add_test(tc, test_alloc_failures);
     tcase_add_test(tc, test_infer_dtypes);
+    tcase_add_test(tc, test_resolve_matches_inference);
+    tcase_add_test(tc, test_resolve_order_and_cost);
     tcase_add_test(tc, test_renames);
     tcase_add_test(tc, test_print);
     tcase_add_test(tc, test_diag_printable);
