@@ -304,7 +304,8 @@ struct sg_node {
     sg_attr **attrs;
     uint32_t n_attrs, cap_attrs;
     sg_node *prev, *next; /* the graph's node list (file order) */
-    uint32_t mark;        /* scratch for algorithms: toposort, passes */
+    uint32_t mark;        /* scratch for algorithms: toposort, passes; below 2^31 (the
+                           * verifier numbers nodes from there up) */
     bool dead;            /* removed: no longer in any list */
     sg_unknown unknown;
 };
@@ -437,6 +438,10 @@ struct sg_model {
     void *names; /* every value and node name in the model, built on demand (internal) */
     bool names_built;
     uint64_t fresh; /* counter for fresh names */
+    /* The verifier numbers nodes from here up (node->mark), so a number of
+     * the current walk is told from any older mark without clearing them
+     * (internal, see verify.c). */
+    uint32_t mark_base;
 };
 
 /* ------------------------------------------------------------ model API */

@@ -122,7 +122,7 @@ static sg_status verify_sub(sg_graph *sub, void *ctx)
 /* Each input slot (n, i) must be the use entry n->use_pos[i] of its value;
  * with the counts of slots and of explicit entries equal (checked by the
  * caller) that makes slots and entries match one to one. */
-static sg_status check_node(sg_graph *g, sg_node *n, uint64_t *slots, uint32_t stamp,
+static sg_status check_node(sg_graph *g, sg_node *n, uint64_t *slots, uint32_t stamp, uint32_t base,
                             bool *in_order, struct sg_diag *diag)
 {
     if (n->graph != g || n->dead)
@@ -147,8 +147,11 @@ static sg_status check_node(sg_graph *g, sg_node *n, uint64_t *slots, uint32_t s
             return sg_diag_set(diag, SG_EINVAL,
                                "node '%s' input %u '%s' is not a value of its graph", nlabel(n), i,
                                v->name);
-        if (v->producer && v->producer->graph == g && v->producer->mark >= n->mark)
-            *in_order = false; /* produced later in the list (or by n itself) */
+        /* The producer was numbered earlier in this walk, or it comes later
+         * in the list (or is n itself). */
+        const sg_node *p = v->producer;
+        if (p && p->graph == g && !(p->mark > base && p->mark < n->mark))
+            *in_order = false;
         if (!is_defined(v) && !lenient(g))
             return sg_diag_set(diag, SG_EUNDEF, "node '%s' (%s) reads undefined value '%s'",
                                nlabel(n), n->op_type, v->name);
@@ -242,23 +245,60 @@ static sg_status check_list(sg_graph *g, sg_value **list, uint32_t n, uint32_t f
     return SG_OK;
 }
 
+/*
+ * Node numbers for one walk over g: the walk gives its k-th node the mark
+ * base + k, and a node carries a number of this walk exactly when its mark
+ * is above base (and at most base + n). Bases start at 2^31 and only grow
+ * per model, above every mark other code leaves (positions and small
+ * enums) and every earlier walk's numbers; on wrap-around every node of
+ * the model is cleared first. So one walk both numbers the nodes and tells
+ * whether each producer came earlier (a walk over a big graph is a cache
+ * miss per node).
+ */
+#define MARK_FLOOR (1u << 31)
+
+static sg_status clear_marks_sub(sg_graph *sub, void *ctx);
+
+static void clear_marks(sg_graph *g)
+{
+    if (!g)
+        return;
+    for (sg_node *n = g->first; n; n = n->next) {
+        n->mark = 0;
+        sg_node_for_each_subgraph(n, clear_marks_sub, NULL);
+    }
+}
+
+static sg_status clear_marks_sub(sg_graph *sub, void *ctx)
+{
+    (void)ctx;
+    clear_marks(sub);
+    return SG_OK;
+}
+
+static uint32_t reserve_marks(sg_model *m, uint32_t n)
+{
+    if (m->mark_base < MARK_FLOOR) {
+        m->mark_base = MARK_FLOOR;
+    } else if (m->mark_base > UINT32_MAX - n - 1) {
+        clear_marks(m->graph);
+        for (size_t i = 0; i < m->n_functions; i++)
+            clear_marks(m->functions[i].body);
+        for (size_t i = 0; i < m->n_training; i++) {
+            clear_marks(m->training[i].initialization);
+            clear_marks(m->training[i].algorithm);
+        }
+        m->mark_base = MARK_FLOOR;
+    }
+    uint32_t base = m->mark_base;
+    m->mark_base += n + 1;
+    return base;
+}
+
 sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
 {
-    /* One walk checks the list and numbers the nodes (node->mark = 1, 2,
-     * ...): the node walk below then sees whether the list is in
-     * topological order without another pass (walks over a big graph are
-     * cache misses, one per node). */
-    uint32_t count = 0;
-    const sg_node *prev = NULL;
-    for (sg_node *n = g->first; n; n = n->next) {
-        if (n->prev != prev || ++count > g->n_nodes)
-            return sg_diag_set(diag, SG_EINVAL, "graph '%s' node list is corrupt", gname(g));
-        n->mark = count;
-        prev = n;
-    }
-    if (count != g->n_nodes || g->last != prev)
-        return sg_diag_set(diag, SG_EINVAL, "graph '%s' node count is wrong", gname(g));
-
+    if (g->n_nodes >= MARK_FLOOR / 2)
+        return sg_diag_set(diag, SG_ERANGE, "graph '%s' has too many nodes", gname(g));
     uint64_t slots = 0, entries = 0;
 
     /* Check and stamp every mapped value (value->mark) in one walk (values
@@ -297,10 +337,24 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
         (st =
              check_list(g, g->inits, g->n_inits, SG_VALUE_INITIALIZER, "initializer", stamp, diag)))
         goto out;
+    /* One walk checks the list links, numbers the nodes and checks each. */
     bool in_order = !g->has_subgraphs; /* captures add dependencies the walk cannot see */
-    for (sg_node *n = g->first; n; n = n->next)
-        if ((st = check_node(g, n, &slots, stamp, &in_order, diag)))
+    uint32_t base = reserve_marks(g->model, g->n_nodes), count = 0;
+    const sg_node *prev = NULL;
+    for (sg_node *n = g->first; n; n = n->next) {
+        if (n->prev != prev || ++count > g->n_nodes) {
+            st = sg_diag_set(diag, SG_EINVAL, "graph '%s' node list is corrupt", gname(g));
             goto out;
+        }
+        n->mark = base + count;
+        if ((st = check_node(g, n, &slots, stamp, base, &in_order, diag)))
+            goto out;
+        prev = n;
+    }
+    if (count != g->n_nodes || g->last != prev) {
+        st = sg_diag_set(diag, SG_EINVAL, "graph '%s' node count is wrong", gname(g));
+        goto out;
+    }
     if (slots != entries) {
         st = sg_diag_set(diag, SG_EINVAL,
                          "graph '%s' has %llu input slots but %llu use entries (a use is listed "

@@ -459,6 +459,34 @@ START_TEST(test_verifier_catches)
 }
 END_TEST
 
+/* The verifier numbers nodes from a per-model base; whatever marks other
+ * code left on the nodes and wherever the base stands (near wrap-around
+ * too), a cycle is found and a sound graph passes, verified twice. */
+START_TEST(test_verifier_marks)
+{
+    const uint32_t bases[] = {0, 1u << 31, UINT32_MAX - 3, UINT32_MAX - 1, UINT32_MAX};
+    const uint32_t stale[] = {0, 3, 1u << 31, (1u << 31) + 2, UINT32_MAX - 2, UINT32_MAX};
+    for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
+        for (size_t k = 0; k < sizeof stale / sizeof stale[0]; k++)
+            for (int broken = 0; broken < 2; broken++) {
+                sg_model *m = chain_model();
+                if (broken)
+                    break_cycle(m);
+                m->mark_base = bases[b];
+                for (sg_node *n = m->graph->first; n; n = n->next)
+                    n->mark = stale[k];
+                struct sg_diag d = {0};
+                for (int twice = 0; twice < 2; twice++) {
+                    sg_status st = sg_model_verify(m, &d);
+                    ck_assert_msg(st == (broken ? SG_ECYCLE : SG_OK),
+                                  "base %u, marks %u, broken %d: %s (%s)", bases[b], stale[k],
+                                  broken, sg_status_name(st), d.msg);
+                }
+                sg_model_free(m);
+            }
+}
+END_TEST
+
 /* -------------------------------------------------------------- toposort */
 
 START_TEST(test_toposort_shuffled)
@@ -841,6 +869,7 @@ Suite *suite_graph(void)
     tcase_add_test(tc, test_strhash);
     tcase_add_test(tc, test_strmap_churn);
     tcase_add_test(tc, test_verifier_catches);
+    tcase_add_test(tc, test_verifier_marks);
     tcase_add_test(tc, test_toposort_shuffled);
     tcase_add_test(tc, test_toposort_long_chain);
     tcase_add_test(tc, test_alloc_failures);
