@@ -251,8 +251,7 @@ static sg_status open_temp(const char *path, FILE **f, char **tmp, struct sg_dia
     if (fd >= 0) {
         /* The map is an ordinary output: the umask's permissions, not
          * mkstemp's 0600 (kept if fchmod fails: correct, only stricter). */
-        mode_t mask = umask(0);
-        umask(mask);
+        mode_t mask = sg_file_umask();
         (void)!fchmod(fd, 0666 & ~mask);
     }
     if (fd >= 0 && (*f = fdopen(fd, "w")))

@@ -54,8 +54,7 @@ sg_status sg__write_atomic(const char *path, sg__write_fn fn, const void *ctx, s
         goto out_free;
     }
     /* mkstemp makes it 0600; a config file is as readable as any other. */
-    mode_t mask = umask(0);
-    umask(mask);
+    mode_t mask = sg_file_umask();
     (void)fchmod(fd, 0666 & ~mask);
     FILE *f = fdopen(fd, "w");
     if (!f) {

@@ -4,15 +4,51 @@
  */
 #include "load_impl.h"
 #include "sg_alloc.h"
+#include "sg_file.h"
 #include "sg_tensorfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/*
+ * The process umask, read once. umask() can only be read by setting it,
+ * and a umask of 0 in force even for a moment would give files and folders
+ * other threads create meanwhile (optimize -j, the dump writer) the wrong
+ * mode; Linux shows it in /proc/self/status, so it is read there, and set
+ * back and forth only when that fails (before any other thread exists).
+ */
+static mode_t process_umask;
+static pthread_once_t umask_once = PTHREAD_ONCE_INIT;
+
+static void read_umask(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned mask;
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = sscanf(line, "Umask: %o", &mask) == 1;
+    if (f)
+        fclose(f);
+    if (found) {
+        process_umask = (mode_t)mask;
+    } else {
+        process_umask = umask(0);
+        umask(process_umask);
+    }
+}
+
+mode_t sg_file_umask(void)
+{
+    pthread_once(&umask_once, read_umask);
+    return process_umask;
+}
 
 int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag)
 {
@@ -36,9 +72,7 @@ int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag)
         sg_free(name);
         return st;
     }
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0) {
+    if (fchmod(fd, 0666 & ~sg_file_umask()) != 0) {
         /* Keep mkstemp's 0600: still a correct file, only stricter. */
     }
     *tmp = name;

@@ -27,13 +27,14 @@
 #define EXT_ALIGN 64
 #define WRITE_BUFFER (512u << 10) /* reused: small enough to stay in cache */
 
-/* Does `dir_a` name the same folder as `dir_b`? */
+/* Does `dir_a` name the same folder as `dir_b`? (Same inode: two stats,
+ * where realpath would read every component of both paths.) */
 static bool same_dir(const char *dir_a, const char *dir_b)
 {
-    char ra[PATH_MAX], rb[PATH_MAX];
-    if (!dir_a || !dir_b || !realpath(dir_a, ra) || !realpath(dir_b, rb))
+    struct stat a, b;
+    if (!dir_a || !dir_b || stat(dir_a, &a) != 0 || stat(dir_b, &b) != 0)
         return false;
-    return strcmp(ra, rb) == 0;
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 static const char *base_name(const char *path)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Read a whole regular file into a new sg_malloc'd buffer, NUL-terminated for
  * convenience (*len excludes the NUL). Refuses files over max_len
@@ -32,5 +33,9 @@ sg_status sg_file_write_atomic(const char *path, const void *data, size_t len,
 typedef sg_status (*sg_file_writer)(FILE *out, void *ctx);
 sg_status sg_file_write_atomic_with(const char *path, sg_file_writer fn, void *ctx,
                                     struct sg_diag *diag);
+
+/* The process umask, read once without changing it (setting it to read it
+ * would, for a moment, give files other threads create the wrong mode). */
+mode_t sg_file_umask(void);
 
 #endif

@@ -181,13 +181,27 @@ static bool scan_dir(struct batch *b, const char *dir, const char *prefix, bool 
     return ok;
 }
 
-/* mkdir -p of the folder that will hold `path`. */
+/* mkdir -p of the folder that will hold `path` (one stat when it exists,
+ * as it does for all but the first model of a folder). */
 static bool make_parents(const char *path, char *err, size_t errlen)
 {
     char *p = sg_strdup(path);
     if (!p) {
         snprintf(err, errlen, "out of memory");
         return false;
+    }
+    char *slash = strrchr(p, '/');
+    struct stat st;
+    if (!slash || slash == p) {
+        sg_free(p);
+        return true;
+    }
+    *slash = '\0';
+    bool exists = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+    *slash = '/';
+    if (exists) {
+        sg_free(p);
+        return true;
     }
     bool ok = true;
     for (char *s = p + 1; *s && ok; s++) {

@@ -2,6 +2,7 @@
  * main.c - the surgeon command line: dispatch to one subcommand.
  */
 #include "cli.h"
+#include "sg_file.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -99,6 +100,7 @@ static void blas_environment(int argc, char **argv)
 int main(int argc, char **argv)
 {
     blas_environment(argc, argv);
+    (void)sg_file_umask(); /* read while this is the only thread */
     if (argc < 2) {
         print_help(stderr);
         return SG_EXIT_USAGE;

@@ -1,5 +1,6 @@
 /* outdir.c - result folders written all or nothing (see outdir.h). */
 #include "outdir.h"
+#include "sg_file.h"
 #include "sg_alloc.h"
 
 #include <dirent.h>
@@ -76,8 +77,7 @@ char *cli_outdir_temp(const char *out)
         errno = e;
         return NULL;
     }
-    mode_t mask = umask(0);
-    umask(mask);
+    mode_t mask = sg_file_umask();
     chmod(tmp, 0777 & ~mask); /* mkdtemp's 0700 is only for while it is private */
     return tmp;
 }
