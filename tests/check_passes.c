@@ -82,6 +82,27 @@ static const struct spec_case {
     {"set-batch:batch=N", SG_OK, NULL},
 };
 
+/* Report lines: formats of `%s` only are joined directly, others go
+ * through printf; both truncate at 511 bytes. */
+START_TEST(test_report_lines)
+{
+    struct sg_pass_report r = {.pass = "t"};
+    sg_report_change(&r, "joined", "%s %s in %s", "Exp_3", "output 0", "[-1, 1]");
+    sg_report_info(&r, "printf", "%s has %d%% (%u)", "n", 50, 7u);
+    char big[2000];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    sg_report_change(&r, "joined", "x%sy", big);
+    ck_assert_uint_eq(r.changes, 2);
+    ck_assert_uint_eq(r.n_items, 2);
+    ck_assert_str_eq(r.items[0].names[0], "Exp_3 output 0 in [-1, 1]");
+    ck_assert_str_eq(r.items[1].names[0], "n has 50% (7)");
+    ck_assert_uint_eq(strlen(r.items[0].names[1]), 511);
+    ck_assert_int_eq(r.items[0].names[1][0], 'x');
+    sg_pass_report_clear(&r);
+}
+END_TEST
+
 START_TEST(test_spec)
 {
     const struct spec_case *c = &spec_cases[_i];
@@ -522,6 +543,7 @@ Suite *suite_passes(void)
     TCase *tc = tcase_create("manager");
     tcase_add_loop_test(tc, test_spec, 0, COUNT(spec_cases));
     tcase_add_test(tc, test_spec_values);
+    tcase_add_test(tc, test_report_lines);
     tcase_add_loop_test(tc, test_yaml, 0, COUNT(yaml_cases));
     tcase_add_test(tc, test_yaml_file);
     tcase_add_test(tc, test_registry);
