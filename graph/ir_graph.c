@@ -528,7 +528,7 @@ sg_status sg_value_rename(sg_value *v, const char *name, struct sg_diag *diag)
         return sg_diag_set(diag, SG_EINVAL, "rename '%s' in the graph that defines it", v->name);
     if (strcmp(v->name, name) == 0)
         return SG_OK;
-    if (sg__names_ensure(v->graph->model) != SG_OK)
+    if (sg__names_ensure(v->graph->model, true) != SG_OK)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     if (sg__name_used(v->graph->model, name))
         return sg_diag_set(diag, SG_EDUP, "name '%s' is already used in the model", name);
@@ -602,7 +602,7 @@ nomem:
 sg_status sg_graph_add_value_fresh(sg_graph *g, const char *base, sg_type *type, sg_value **out,
                                    struct sg_diag *diag)
 {
-    const char *name = sg__fresh_name(g->model, base, g != g->model->graph);
+    const char *name = sg__fresh_name(g->model, base, g != g->model->graph, SG__NAME_VALUE);
     sg_value *v = name ? sg__value_new(g, name) : NULL;
     if (!v)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
@@ -615,7 +615,7 @@ sg_status sg_graph_add_value_fresh(sg_graph *g, const char *base, sg_type *type,
 sg_node *sg_node_create_fresh(sg_graph *g, const char *op_type, const char *domain,
                               const char *base, struct sg_diag *diag)
 {
-    const char *name = sg__fresh_name(g->model, base, g != g->model->graph);
+    const char *name = sg__fresh_name(g->model, base, g != g->model->graph, SG__NAME_NODE);
     if (!name) {
         sg_diag_set(diag, SG_ENOMEM, "out of memory creating a %s node", op_type);
         return NULL;
@@ -820,7 +820,7 @@ static sg_value *fresh_value_like(sg_value *v, const char *suffix, struct sg_dia
     }
     memcpy(base, v->name, nl);
     memcpy(base + nl, suffix, sl + 1);
-    const char *name = sg__fresh_name(m, base, v->graph != m->graph);
+    const char *name = sg__fresh_name(m, base, v->graph != m->graph, SG__NAME_VALUE);
     if (base != small)
         sg_free(base);
     sg_value *nv = name ? sg__value_new(v->graph, name) : NULL;

@@ -13,8 +13,9 @@ sg_graph *sg__graph_create(sg_model *m, enum sg_graph_kind kind, sg_graph *paren
 /* Release the maps of g and of every graph nested in it (arena memory stays). */
 void sg__graph_release(sg_graph *g);
 
-/* Build the model-wide name set if it does not exist yet (see ir_model.c). */
-sg_status sg__names_ensure(sg_model *m);
+/* Build the model-wide name set if it does not exist yet (see ir_model.c),
+ * and with `nodes` the main graph's node-name map. */
+sg_status sg__names_ensure(sg_model *m, bool nodes);
 
 /* Record `name`, just given to a value or node of g, as used in the model
  * (for fresh names); whether a name is used anywhere in the model. */
@@ -23,8 +24,11 @@ bool sg__name_used(const sg_model *m, const char *name);
 
 /* sg_model_fresh_name; with hold false the name is not reserved, for a
  * caller that gives it right away to a value or node of the main graph
- * (whose maps then hold it). */
-const char *sg__fresh_name(sg_model *m, const char *base, bool hold);
+ * (whose maps then hold it). A name for a value only needs to differ from
+ * value names, one for a node from node names (ONNX keeps the two apart);
+ * ANY avoids both. */
+enum sg__name_kind { SG__NAME_ANY, SG__NAME_VALUE, SG__NAME_NODE };
+const char *sg__fresh_name(sg_model *m, const char *base, bool hold, enum sg__name_kind kind);
 
 /* Build g's node-name map if it does not exist yet. */
 sg_status sg__nodes_map_ensure(sg_graph *g);

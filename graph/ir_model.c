@@ -176,14 +176,14 @@ static sg_status names_add_graph(struct sg__strmap *set, sg_graph *g)
     return st ? st : names_add_nested(set, g);
 }
 
-sg_status sg__names_ensure(sg_model *m)
+sg_status sg__names_ensure(sg_model *m, bool nodes)
 {
+    if (nodes && m->graph && sg__nodes_map_ensure(m->graph) != SG_OK)
+        return SG_ENOMEM;
     if (m->names_built)
         return SG_OK;
     struct sg__strmap *set = m->names;
-    sg_status st = m->graph ? sg__nodes_map_ensure(m->graph) : SG_OK;
-    if (!st && m->graph)
-        st = names_add_nested(set, m->graph);
+    sg_status st = m->graph ? names_add_nested(set, m->graph) : SG_OK;
     for (size_t i = 0; !st && i < m->n_functions; i++)
         st = names_add_graph(set, m->functions[i].body);
     for (size_t i = 0; !st && i < m->n_training; i++) {
@@ -208,35 +208,37 @@ sg_status sg__name_reserve(sg_graph *g, const char *name)
     return sg__strmap_put(g->model->names, name, (void *)name);
 }
 
-/* sg__name_used with the name's sg__strhash known: one hash, three maps. */
-static bool name_used_h(const sg_model *m, const char *name, uint64_t h)
+/* sg__name_used with the name's sg__strhash known: one hash, the main
+ * graph's maps that `kind` needs, and the set. */
+static bool name_used_h(const sg_model *m, const char *name, uint64_t h, enum sg__name_kind kind)
 {
-    if (m->graph && (sg__strmap_get_h(m->graph->values_map, name, h) ||
-                     sg__strmap_get_h(m->graph->nodes_map, name, h)))
+    if (m->graph && kind != SG__NAME_NODE && sg__strmap_get_h(m->graph->values_map, name, h))
+        return true;
+    if (m->graph && kind != SG__NAME_VALUE && sg__strmap_get_h(m->graph->nodes_map, name, h))
         return true;
     return sg__strmap_get_h(m->names, name, h) != NULL;
 }
 
 bool sg__name_used(const sg_model *m, const char *name)
 {
-    return name_used_h(m, name, sg__strhash(name));
+    return name_used_h(m, name, sg__strhash(name), SG__NAME_ANY);
 }
 
 const char *sg_model_fresh_name(sg_model *m, const char *base)
 {
-    return sg__fresh_name(m, base, true);
+    return sg__fresh_name(m, base, true, SG__NAME_ANY);
 }
 
-const char *sg__fresh_name(sg_model *m, const char *base, bool hold)
+const char *sg__fresh_name(sg_model *m, const char *base, bool hold, enum sg__name_kind kind)
 {
-    if (sg__names_ensure(m) != SG_OK)
+    if (sg__names_ensure(m, kind != SG__NAME_VALUE) != SG_OK)
         return NULL;
     if (!base || !*base)
         base = "sg";
     size_t bl = strlen(base);
     uint64_t h = sg__strhash_n(base, bl);
     char *name;
-    if (!name_used_h(m, base, h)) {
+    if (!name_used_h(m, base, h, kind)) {
         if (!(name = sg_arena_strndup(m->arena, base, bl)))
             return NULL;
     } else {
@@ -257,7 +259,7 @@ const char *sg__fresh_name(sg_model *m, const char *base, bool hold)
             len = bl + 1 + (size_t)k;
             name[len] = '\0';
             h = sg__strhash_n(name, len);
-        } while (name_used_h(m, name, h));
+        } while (name_used_h(m, name, h, kind));
     }
     /* Not in any graph yet: held in the set until it is. */
     if (hold && sg__strmap_put_h(m->names, name, h, name) != SG_OK)

@@ -498,8 +498,9 @@ const char *sg_model_fresh_name(sg_model *m, const char *base);
 sg_status sg_graph_add_value(sg_graph *g, const char *name, sg_type *type, sg_value **out,
                              struct sg_diag *diag);
 
-/* sg_graph_add_value with a fresh name built from `base`
- * (sg_model_fresh_name); cheaper than the two calls when adding many. */
+/* sg_graph_add_value with a fresh name built from `base`: unused by any
+ * value of the model (it may equal a node name, as ONNX allows); cheaper
+ * than sg_model_fresh_name and sg_graph_add_value when adding many. */
 sg_status sg_graph_add_value_fresh(sg_graph *g, const char *base, sg_type *type, sg_value **out,
                                    struct sg_diag *diag);
 
@@ -568,8 +569,9 @@ sg_status sg_graph_for_each_value(sg_graph *g, sg_value_fn fn, void *ctx);
 sg_node *sg_node_create(sg_graph *g, const char *op_type, const char *domain, const char *name,
                         struct sg_diag *diag);
 
-/* sg_node_create with a fresh name built from `base` (sg_model_fresh_name);
- * cheaper than the two calls when inserting many nodes. */
+/* sg_node_create with a fresh name built from `base`: unused by any node
+ * of the model (it may equal a value name, as ONNX allows); cheaper than
+ * sg_model_fresh_name and sg_node_create when inserting many nodes. */
 sg_node *sg_node_create_fresh(sg_graph *g, const char *op_type, const char *domain,
                               const char *base, struct sg_diag *diag);
 

@@ -281,6 +281,14 @@ START_TEST(test_fresh_names_scopes)
     /* A name added to a subgraph after the set was built is seen too. */
     ck_assert_ok(sg_graph_add_value(sub, "late", NULL, NULL, &d), &d);
     ck_assert_str_ne(sg_model_fresh_name(m, "late"), "late");
+    /* Values and nodes are named apart, as ONNX keeps them. */
+    sg_value *nv = NULL;
+    ck_assert_ok(sg_graph_add_value_fresh(g, "iff", NULL, &nv, &d), &d);
+    ck_assert_str_eq(nv->name, "iff");
+    sg_node *ny = sg_node_create_fresh(g, "Identity", NULL, "y2", &d);
+    ck_assert_str_eq(ny->name, "y2");
+    ck_assert_ok(sg_graph_add_value_fresh(g, "y2", NULL, &nv, &d), &d);
+    ck_assert_str_ne(nv->name, "y2");
     sg_node *c = sg_node_create_fresh(sub, "Identity", NULL, "sub_ident", &d);
     ck_assert_str_eq(c->name, "sub_ident");
     ck_assert_str_ne(sg_model_fresh_name(m, "sub_ident"), "sub_ident");
