@@ -6,6 +6,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include <stdatomic.h>
 
 #define MR 8  /* output channels per tile (rows of W) */
 #define NV 3  /* vectors of 16 output pixels per tile */
@@ -108,10 +109,15 @@ gemm_avx512(int64_t M, int64_t N, int64_t K, const float *w, int64_t ldw, const 
 bool sg__gemm_nchw(int64_t M, int64_t N, int64_t K, const float *w, int64_t ldw, const float *x,
                    int64_t ldx, const float *b, float *y, int64_t ldy, float lo, float hi)
 {
-    static int avx512 = -1;
-    if (avx512 < 0)
-        avx512 = __builtin_cpu_supports("avx512f") != 0;
-    if (!avx512)
+    /* Cached for every thread that runs kernels (the check reads cpuid
+     * data; any thread may store the same answer). */
+    static _Atomic int avx512 = -1;
+    int have = atomic_load_explicit(&avx512, memory_order_relaxed);
+    if (have < 0) {
+        have = __builtin_cpu_supports("avx512f") != 0;
+        atomic_store_explicit(&avx512, have, memory_order_relaxed);
+    }
+    if (!have)
         return false;
     if (M > 0 && N > 0)
         gemm_avx512(M, N, K, w, ldw, x, ldx, b, y, ldy, lo, hi);
