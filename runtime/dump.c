@@ -54,6 +54,7 @@ struct job {
 struct writer {
     pthread_t thread;
     bool started, stop;
+    bool inline_only; /* no thread could be started: files are written by the caller */
     pthread_mutex_t lock;
     pthread_cond_t work, done; /* a job was queued / a job was finished */
     struct job *head, *tail;   /* queued, oldest first */
@@ -156,14 +157,14 @@ static void release_finished(struct writer *w)
  * here. Takes ownership of j. */
 static sg_status writer_queue(struct writer *w, struct job *j, struct sg_diag *diag)
 {
-    if (!w->started) {
-        if (pthread_create(&w->thread, NULL, writer_main, w) == 0) {
-            w->started = true;
-        } else {
-            sg_status st = sg_npy_write_new(j->path, &j->a, diag);
-            job_free(j);
-            return st;
-        }
+    if (!w->started && !w->inline_only) {
+        w->started = pthread_create(&w->thread, NULL, writer_main, w) == 0;
+        w->inline_only = !w->started; /* not tried again for every file */
+    }
+    if (w->inline_only) {
+        sg_status st = sg_npy_write_new(j->path, &j->a, diag);
+        job_free(j);
+        return st;
     }
     pthread_mutex_lock(&w->lock);
     while (w->pending_jobs && w->pending_bytes + j->a.nbytes > WRITE_AHEAD_BYTES && !w->err.status)
