@@ -348,13 +348,24 @@ static sg_status write_npy(FILE *out, void *ctx)
     return SG_OK;
 }
 
+/* The header of a in hdr (NPY_HEADER_MAX bytes): its length, or 0 with
+ * diag set when numpy has no such dtype. */
+static size_t header_for(const char *path, const struct sg_array *a, uint8_t *hdr,
+                         struct sg_diag *diag)
+{
+    size_t hl = npy_header(a, hdr, NPY_HEADER_MAX);
+    if (!hl)
+        sg_diag_set(diag, SG_EUNSUPPORTED, "%s: numpy has no %s dtype", path,
+                    sg_dtype_name(a->dtype));
+    return hl;
+}
+
 sg_status sg_npy_write(const char *path, const struct sg_array *a, struct sg_diag *diag)
 {
     uint8_t hdr[NPY_HEADER_MAX];
-    size_t hl = npy_header(a, hdr, sizeof hdr);
+    size_t hl = header_for(path, a, hdr, diag);
     if (!hl)
-        return sg_diag_set(diag, SG_EUNSUPPORTED, "%s: numpy has no %s dtype", path,
-                           sg_dtype_name(a->dtype));
+        return SG_EUNSUPPORTED;
     /* Header and data go out in two writes: the data is never copied. */
     struct npy_parts parts = {hdr, hl, a};
     return sg_file_write_atomic_with(path, write_npy, &parts, diag);
@@ -363,10 +374,9 @@ sg_status sg_npy_write(const char *path, const struct sg_array *a, struct sg_dia
 sg_status sg_npy_write_new(const char *path, const struct sg_array *a, struct sg_diag *diag)
 {
     uint8_t hdr[NPY_HEADER_MAX];
-    size_t hl = npy_header(a, hdr, sizeof hdr);
+    size_t hl = header_for(path, a, hdr, diag);
     if (!hl)
-        return sg_diag_set(diag, SG_EUNSUPPORTED, "%s: numpy has no %s dtype", path,
-                           sg_dtype_name(a->dtype));
+        return SG_EUNSUPPORTED;
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0)
         return sg_diag_set(diag, SG_EIO, "cannot create '%s': %s", path, strerror(errno));

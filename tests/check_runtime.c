@@ -794,23 +794,51 @@ static sg_status count_dumps(const sg_node *n, uint32_t index, const sg_rt_value
     return sg_dump_observe(n, index, v, depth, ctx, diag);
 }
 
-START_TEST(test_dump_all)
-{
-    sg_model *m = NULL;
-    struct sg_diag d = {0};
-    ck_assert_ok(sg_model_load(test_src_path("models/exp_overflow.onnx"), NULL, &m, &d), &d);
-    char *dir = test_tmpdir("dump");
+/* exp_overflow.onnx ready to run with every output dumped into a new
+ * folder (removed first when `gone`, to make the writes fail). */
+struct dump_run {
+    sg_model *m;
+    char *dir;
     sg_dump *dump;
-    ck_assert_ok(sg_dump_create(dir, SG_DUMP_ALL, &dump, &d), &d);
+    sg_rt *rt;
+    sg_rt_value *x;
+};
+
+static void dump_run_start(struct dump_run *r, const char *tag, bool gone)
+{
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_load(test_src_path("models/exp_overflow.onnx"), NULL, &r->m, &d), &d);
+    r->dir = test_tmpdir(tag);
+    ck_assert_ok(sg_dump_create(r->dir, SG_DUMP_ALL, &r->dump, &d), &d);
+    if (gone)
+        ck_assert_int_eq(rmdir(r->dir), 0);
     struct sg_rt_opts opts = {0};
     opts.on_output = count_dumps;
-    opts.observe_ctx = dump;
-    sg_rt *rt;
-    ck_assert_ok(sg_rt_create(m, &opts, &rt, &d), &d);
+    opts.observe_ctx = r->dump;
+    ck_assert_ok(sg_rt_create(r->m, &opts, &r->rt, &d), &d);
     int64_t dims[3] = {1, 4, 16};
-    sg_rt_value *x = tensor_f32(dims, 3, 0, 0.1f);
-    ck_assert_ok(sg_rt_set_input(rt, "x", x, &d), &d);
-    ck_assert_ok(sg_dump_input(dump, "x", x, &d), &d);
+    r->x = tensor_f32(dims, 3, 0, 0.1f);
+    ck_assert_ok(sg_rt_set_input(r->rt, "x", r->x, &d), &d);
+}
+
+static void dump_run_end(struct dump_run *r)
+{
+    sg_rt_value_unref(r->x);
+    sg_rt_free(r->rt);
+    sg_dump_free(r->dump);
+    sg_model_free(r->m);
+    sg_free(r->dir);
+}
+
+START_TEST(test_dump_all)
+{
+    struct dump_run r;
+    dump_run_start(&r, "dump", false);
+    sg_rt *rt = r.rt;
+    sg_dump *dump = r.dump;
+    char *dir = r.dir;
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_dump_input(dump, "x", r.x, &d), &d);
     dump_files = 0;
     ck_assert_ok(sg_rt_run(rt, &d), &d);
     ck_assert_ok(sg_dump_finish(dump, rt, &d), &d);
@@ -837,11 +865,7 @@ START_TEST(test_dump_all)
              "assert t[-1]['graph_output'] and m['mode'] == 'all'\"",
              dir);
     ck_assert_msg(system(cmd) == 0, "manifest or dumps in %s are wrong", dir);
-    sg_rt_value_unref(x);
-    sg_rt_free(rt);
-    sg_dump_free(dump);
-    sg_model_free(m);
-    sg_free(dir);
+    dump_run_end(&r);
 }
 END_TEST
 
@@ -850,31 +874,15 @@ END_TEST
  * and freeing the writer with files still queued leaks nothing. */
 START_TEST(test_dump_write_failure)
 {
-    sg_model *m = NULL;
+    struct dump_run r;
+    dump_run_start(&r, "dumpfail", true);
     struct sg_diag d = {0};
-    ck_assert_ok(sg_model_load(test_src_path("models/exp_overflow.onnx"), NULL, &m, &d), &d);
-    char *dir = test_tmpdir("dumpfail");
-    sg_dump *dump;
-    ck_assert_ok(sg_dump_create(dir, SG_DUMP_ALL, &dump, &d), &d);
-    ck_assert_int_eq(rmdir(dir), 0);
-    struct sg_rt_opts opts = {0};
-    opts.on_output = sg_dump_observe;
-    opts.observe_ctx = dump;
-    sg_rt *rt;
-    ck_assert_ok(sg_rt_create(m, &opts, &rt, &d), &d);
-    int64_t dims[3] = {1, 4, 16};
-    sg_rt_value *x = tensor_f32(dims, 3, 0, 0.1f);
-    ck_assert_ok(sg_rt_set_input(rt, "x", x, &d), &d);
-    sg_status st = sg_rt_run(rt, &d);
+    sg_status st = sg_rt_run(r.rt, &d);
     if (!st)
-        st = sg_dump_flush(dump, &d);
+        st = sg_dump_flush(r.dump, &d);
     ck_assert_int_eq(st, SG_EIO);
-    ck_assert_msg(strstr(d.msg, dir) && strstr(d.msg, ".npy"), "%s", d.msg);
-    sg_rt_value_unref(x);
-    sg_rt_free(rt);
-    sg_dump_free(dump);
-    sg_model_free(m);
-    sg_free(dir);
+    ck_assert_msg(strstr(d.msg, r.dir) && strstr(d.msg, ".npy"), "%s", d.msg);
+    dump_run_end(&r);
 }
 END_TEST
 
