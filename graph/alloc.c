@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static _Atomic int64_t live_blocks;
 static _Atomic uint64_t alloc_count; /* allocations since the last sg_alloc_fail_at */
@@ -33,6 +34,28 @@ void *sg_calloc(size_t count, size_t size)
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (p)
         atomic_fetch_add(&live_blocks, 1);
+    return p;
+}
+
+#define TABLE_MIN (1u << 20)
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+#define SMALL_PAGE ((uintptr_t)4 << 10)
+
+void *sg_calloc_table(size_t count, size_t size)
+{
+    void *p = sg_calloc(count, size);
+    if (!p || size == 0 || count < TABLE_MIN / size)
+        return p;
+    uintptr_t start = (uintptr_t)p, end = start + count * size;
+    uintptr_t lo = (start + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), hi = end & ~(HUGE_PAGE - 1);
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    /* Advice only: an older kernel refuses it and the table faults in as it
+     * is used, as with plain calloc. */
+    lo = (start + SMALL_PAGE - 1) & ~(SMALL_PAGE - 1);
+    hi = end & ~(SMALL_PAGE - 1);
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
     return p;
 }
 

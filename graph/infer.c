@@ -161,12 +161,38 @@ static int32_t constant_dtype(const sg_node *n)
     return SG_DTYPE_UNDEFINED;
 }
 
-static int32_t output_dtype(const sg_node *n, uint32_t out)
+/* What the rules say about op: its first rule, none (NULL: the default),
+ * or NON_TENSOR (never typed). Memoised by the op_type pointer in `memo`
+ * (SG__OP_MEMO entries, or NULL): nodes of one op type share their string
+ * once loaded, and the search with its strcmps was most of the cost of
+ * typing a chain on demand. A pointer stands for the same characters as
+ * long as the model lives: the IR never edits a string in place. */
+static const struct rule NON_TENSOR;
+
+static const struct rule *rules_for(const char *op, struct sg__op_memo *memo)
+{
+    struct sg__op_memo *e = NULL;
+    if (memo) {
+        e = &memo[((uintptr_t)op >> 3) % SG__OP_MEMO];
+        if (e->op == op)
+            return e->rule;
+    }
+    const struct rule *r = non_tensor_op(op) ? &NON_TENSOR : first_rule(op);
+    if (e) {
+        e->op = op;
+        e->rule = r;
+    }
+    return r;
+}
+
+static int32_t output_dtype(const sg_node *n, uint32_t out, struct sg__op_memo *memo)
 {
     const char *op = n->op_type;
-    if (!is_default_domain(n) || non_tensor_op(op))
+    if (!is_default_domain(n))
         return SG_DTYPE_UNDEFINED;
-    const struct rule *r = first_rule(op);
+    const struct rule *r = rules_for(op, memo);
+    if (r == &NON_TENSOR)
+        return SG_DTYPE_UNDEFINED;
     if (!r)
         return input_dtype(n, 0); /* the default rule */
     for (; r < rules + N_RULES && strcmp(r->op, op) == 0; r++) {
@@ -200,29 +226,32 @@ static int32_t output_dtype(const sg_node *n, uint32_t out)
     return input_dtype(n, 0);
 }
 
-static sg_status infer_graph(sg_graph *g, bool recursive, sg_type **shared, struct sg_diag *diag);
+static sg_status infer_graph(sg_graph *g, bool recursive, sg_type **shared,
+                             struct sg__op_memo *memo, struct sg_diag *diag);
 
 struct sub_ctx {
     sg_type **shared;
+    struct sg__op_memo *memo;
     struct sg_diag *diag;
 };
 
 static sg_status infer_sub(sg_graph *sub, void *arg)
 {
     struct sub_ctx *c = arg;
-    return infer_graph(sub, true, c->shared, c->diag);
+    return infer_graph(sub, true, c->shared, c->memo, c->diag);
 }
 
-static sg_status type_outputs(sg_node *n, bool recursive, sg_type **shared, struct sg_diag *diag)
+static sg_status type_outputs(sg_node *n, bool recursive, sg_type **shared,
+                              struct sg__op_memo *memo, struct sg_diag *diag)
 {
     /* Bodies first: If/Loop/Scan outputs take their body's types. */
-    struct sub_ctx c = {shared, diag};
+    struct sub_ctx c = {shared, memo, diag};
     sg_status st = recursive ? sg_node_for_each_subgraph(n, infer_sub, &c) : SG_OK;
     for (uint32_t i = 0; !st && i < n->n_outputs; i++) {
         sg_value *v = n->outputs[i];
         if (!v || v->type)
             continue;
-        int32_t d = output_dtype(n, i);
+        int32_t d = output_dtype(n, i, memo);
         if (d <= 0 || d >= SG_DTYPE_COUNT)
             continue;
         if (!shared[d] && !(shared[d] = sg_type_tensor(n->graph->model, d, NULL, -1)))
@@ -232,7 +261,8 @@ static sg_status type_outputs(sg_node *n, bool recursive, sg_type **shared, stru
     return st;
 }
 
-static sg_status infer_graph(sg_graph *g, bool recursive, sg_type **shared, struct sg_diag *diag)
+static sg_status infer_graph(sg_graph *g, bool recursive, sg_type **shared,
+                             struct sg__op_memo *memo, struct sg_diag *diag)
 {
     if (!g->n_nodes)
         return SG_OK;
@@ -241,7 +271,7 @@ static sg_status infer_graph(sg_graph *g, bool recursive, sg_type **shared, stru
         return sg_diag_set(diag, SG_ENOMEM, "out of memory inferring types");
     sg_status st = sg_graph_toposort(g, order, diag);
     for (uint32_t k = 0; !st && k < g->n_nodes; k++)
-        st = type_outputs(order[k], recursive, shared, diag);
+        st = type_outputs(order[k], recursive, shared, memo, diag);
     sg_free(order);
     return st;
 }
@@ -253,7 +283,8 @@ sg_status sg_graph_infer_dtypes(sg_graph *g, bool recursive, struct sg_diag *dia
      * value of that type (one allocation per dtype, not per value): the IR
      * replaces a value's type, never edits it in place. */
     sg_type *shared[SG_DTYPE_COUNT] = {0};
-    return infer_graph(g, recursive, shared, diag);
+    struct sg__op_memo memo[SG__OP_MEMO] = {0};
+    return infer_graph(g, recursive, shared, memo, diag);
 }
 
 /* ------------------------------------------------------ on demand */
@@ -267,9 +298,12 @@ void sg_dtype_resolver_init(sg_dtype_resolver *r, sg_model *m)
     r->done = sg__next_stamp();
 }
 
+/* The walk's stack: on the C stack for the usual short walk (a malloc per
+ * call was a tenth of typing a chain), on the heap past that. */
 struct vstack {
     sg_value **v;
     size_t n, cap;
+    sg_value *local[64];
 };
 
 /* Push v unless it is typed, done, or on the current path (expanded: a
@@ -280,10 +314,13 @@ static sg_status push_value(sg_dtype_resolver *r, struct vstack *s, sg_value *v)
     if (!v || sg_value_dtype(v) || v->mark == r->done || v->mark == r->expanded)
         return SG_OK;
     if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 64;
-        sg_value **grown = sg_realloc(s->v, nc * sizeof *grown);
+        size_t nc = s->cap * 2;
+        sg_value **grown = sg_malloc(nc * sizeof *grown);
         if (!grown)
             return SG_ENOMEM;
+        memcpy(grown, s->v, s->n * sizeof *grown);
+        if (s->v != s->local)
+            sg_free(s->v);
         s->v = grown;
         s->cap = nc;
     }
@@ -308,14 +345,17 @@ sg_status sg_dtype_resolve(sg_dtype_resolver *r, sg_value *v, int32_t *dtype, st
     if (r->whole || !m->graph || v->graph != m->graph || m->graph->has_subgraphs) {
         if (!r->whole) {
             r->whole = true;
-            sg_status st = m->graph ? infer_graph(m->graph, true, r->shared, diag) : SG_OK;
+            sg_status st = m->graph ? infer_graph(m->graph, true, r->shared, r->memo, diag) : SG_OK;
             if (st)
                 return st;
         }
         *dtype = sg_value_dtype(v);
         return SG_OK;
     }
-    struct vstack s = {0};
+    struct vstack s;
+    s.v = s.local;
+    s.n = 0;
+    s.cap = sizeof s.local / sizeof s.local[0];
     sg_status st = push_value(r, &s, v);
     while (!st && s.n) {
         sg_value *x = s.v[s.n - 1];
@@ -336,9 +376,10 @@ sg_status sg_dtype_resolve(sg_dtype_resolver *r, sg_value *v, int32_t *dtype, st
         s.n--;
         x->mark = r->done;
         if (p)
-            st = type_outputs(p, false, r->shared, diag);
+            st = type_outputs(p, false, r->shared, r->memo, diag);
     }
-    sg_free(s.v);
+    if (s.v != s.local)
+        sg_free(s.v);
     if (st == SG_ENOMEM)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory inferring types");
     *dtype = sg_value_dtype(v);

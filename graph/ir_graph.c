@@ -78,10 +78,10 @@ static sg_status nodes_map_build(sg_graph *g)
     for (sg_node *n = g->first; n && !st; n = n->next) {
         if (!n->name || !*n->name)
             continue;
-        if (sg__strmap_get(map, n->name))
+        void *first;
+        st = sg__strmap_add_h(map, n->name, sg__strhash(n->name), n, &first);
+        if (first)
             g->dup_node_names = true;
-        else
-            st = sg__strmap_put(map, n->name, n);
     }
     if (st) {
         sg__strmap_free(map);
@@ -544,11 +544,18 @@ sg_status sg__node_map_add(sg_graph *g, sg_node *n)
 {
     if (!n->name || !*n->name || !g->nodes_map_built)
         return SG_OK;
-    if (sg__strmap_get(g->nodes_map, n->name)) {
-        g->dup_node_names = true;
+    return sg__node_map_add_h(g, n, sg__strhash(n->name));
+}
+
+sg_status sg__node_map_add_h(sg_graph *g, sg_node *n, uint64_t h)
+{
+    if (!n->name || !*n->name || !g->nodes_map_built)
         return SG_OK;
-    }
-    return sg__strmap_put(g->nodes_map, n->name, n);
+    void *first;
+    sg_status st = sg__strmap_add_h(g->nodes_map, n->name, h, n, &first);
+    if (first)
+        g->dup_node_names = true;
+    return st;
 }
 
 static void list_link_last(sg_graph *g, sg_node *n)
@@ -577,8 +584,9 @@ static void list_unlink(sg_graph *g, sg_node *n)
     g->n_nodes--;
 }
 
-sg_node *sg_node_create(sg_graph *g, const char *op_type, const char *domain, const char *name,
-                        struct sg_diag *diag)
+/* sg_node_create with a name already in the arena and its sg__strhash. */
+static sg_node *node_create_h(sg_graph *g, const char *op_type, const char *domain,
+                              const char *name, uint64_t h, struct sg_diag *diag)
 {
     sg_arena *a = g->model->arena;
     sg_node *n = sg_arena_calloc(a, 1, sizeof *n);
@@ -587,10 +595,10 @@ sg_node *sg_node_create(sg_graph *g, const char *op_type, const char *domain, co
     n->graph = g;
     n->op_type = sg_arena_strdup(a, op_type);
     n->domain = sg_arena_strdup(a, domain);
-    n->name = sg_arena_strdup(a, name);
-    if (!n->op_type || (domain && !n->domain) || (name && !n->name))
+    n->name = name;
+    if (!n->op_type || (domain && !n->domain))
         goto nomem;
-    if (sg__node_map_add(g, n) != SG_OK || sg__name_reserve(g, n->name) != SG_OK)
+    if (sg__node_map_add_h(g, n, h) != SG_OK || sg__name_reserve(g, n->name) != SG_OK)
         goto nomem;
     list_link_last(g, n);
     return n;
@@ -599,11 +607,23 @@ nomem:
     return NULL;
 }
 
+sg_node *sg_node_create(sg_graph *g, const char *op_type, const char *domain, const char *name,
+                        struct sg_diag *diag)
+{
+    const char *copy = sg_arena_strdup(g->model->arena, name);
+    if (name && !copy) {
+        sg_diag_set(diag, SG_ENOMEM, "out of memory creating a %s node", op_type);
+        return NULL;
+    }
+    return node_create_h(g, op_type, domain, copy, copy ? sg__strhash(copy) : 0, diag);
+}
+
 sg_status sg_graph_add_value_fresh(sg_graph *g, const char *base, sg_type *type, sg_value **out,
                                    struct sg_diag *diag)
 {
-    const char *name = sg__fresh_name(g->model, base, g != g->model->graph, SG__NAME_VALUE);
-    sg_value *v = name ? sg__value_new(g, name) : NULL;
+    uint64_t h;
+    const char *name = sg__fresh_name_h(g->model, base, g != g->model->graph, SG__NAME_VALUE, &h);
+    sg_value *v = name ? sg__value_new_h(g, name, h) : NULL;
     if (!v)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     v->type = type;
@@ -615,12 +635,13 @@ sg_status sg_graph_add_value_fresh(sg_graph *g, const char *base, sg_type *type,
 sg_node *sg_node_create_fresh(sg_graph *g, const char *op_type, const char *domain,
                               const char *base, struct sg_diag *diag)
 {
-    const char *name = sg__fresh_name(g->model, base, g != g->model->graph, SG__NAME_NODE);
+    uint64_t h;
+    const char *name = sg__fresh_name_h(g->model, base, g != g->model->graph, SG__NAME_NODE, &h);
     if (!name) {
         sg_diag_set(diag, SG_ENOMEM, "out of memory creating a %s node", op_type);
         return NULL;
     }
-    return sg_node_create(g, op_type, domain, name, diag);
+    return node_create_h(g, op_type, domain, name, h, diag);
 }
 
 void sg_node_move_before(sg_node *n, sg_node *ref)
@@ -820,10 +841,11 @@ static sg_value *fresh_value_like(sg_value *v, const char *suffix, struct sg_dia
     }
     memcpy(base, v->name, nl);
     memcpy(base + nl, suffix, sl + 1);
-    const char *name = sg__fresh_name(m, base, v->graph != m->graph, SG__NAME_VALUE);
+    uint64_t h;
+    const char *name = sg__fresh_name_h(m, base, v->graph != m->graph, SG__NAME_VALUE, &h);
     if (base != small)
         sg_free(base);
-    sg_value *nv = name ? sg__value_new(v->graph, name) : NULL;
+    sg_value *nv = name ? sg__value_new_h(v->graph, name, h) : NULL;
     if (!nv)
         sg_diag_set(diag, SG_ENOMEM, "out of memory");
     return nv;

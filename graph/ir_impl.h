@@ -29,6 +29,9 @@ bool sg__name_used(const sg_model *m, const char *name);
  * ANY avoids both. */
 enum sg__name_kind { SG__NAME_ANY, SG__NAME_VALUE, SG__NAME_NODE };
 const char *sg__fresh_name(sg_model *m, const char *base, bool hold, enum sg__name_kind kind);
+/* The same, also giving the name's sg__strhash (callers that insert it). */
+const char *sg__fresh_name_h(sg_model *m, const char *base, bool hold, enum sg__name_kind kind,
+                             uint64_t *hash);
 
 /* Build g's node-name map if it does not exist yet. */
 sg_status sg__nodes_map_ensure(sg_graph *g);
@@ -43,8 +46,10 @@ void sg__value_drop_use(sg_value *v, sg_node *n, int32_t index);
 sg_value *sg__value_new(sg_graph *g, const char *name);
 sg_value *sg__value_new_h(sg_graph *g, const char *name, uint64_t h);
 
-/* Register node n under its name in g's node map. */
+/* Register node n under its name in g's node map; _h with the name's
+ * sg__strhash known. */
 sg_status sg__node_map_add(sg_graph *g, sg_node *n);
+sg_status sg__node_map_add_h(sg_graph *g, sg_node *n, uint64_t h);
 
 /* Append to an arena array of pointers with capacity doubling. */
 sg_status sg__ptr_push(sg_arena *a, void ***arr, uint32_t *n, uint32_t *cap, void *item);

@@ -231,6 +231,13 @@ const char *sg_model_fresh_name(sg_model *m, const char *base)
 
 const char *sg__fresh_name(sg_model *m, const char *base, bool hold, enum sg__name_kind kind)
 {
+    uint64_t h;
+    return sg__fresh_name_h(m, base, hold, kind, &h);
+}
+
+const char *sg__fresh_name_h(sg_model *m, const char *base, bool hold, enum sg__name_kind kind,
+                             uint64_t *hash)
+{
     if (sg__names_ensure(m, kind != SG__NAME_VALUE) != SG_OK)
         return NULL;
     if (!base || !*base)
@@ -264,6 +271,7 @@ const char *sg__fresh_name(sg_model *m, const char *base, bool hold, enum sg__na
     /* Not in any graph yet: held in the set until it is. */
     if (hold && sg__strmap_put_h(m->names, name, h, name) != SG_OK)
         return NULL;
+    *hash = h;
     return name;
 }
 

@@ -726,11 +726,19 @@ sg_status sg_graph_infer_dtypes(sg_graph *g, bool recursive, struct sg_diag *dia
  * holds no memory; it is valid while the model lives. SG_ENOMEM or
  * SG_ECYCLE (from the whole-model inference) on failure.
  */
+/* Internal to infer.c: op type -> its rules, by the op_type pointer. */
+#define SG__OP_MEMO 16
+struct sg__op_memo {
+    const char *op;
+    const struct rule *rule;
+};
+
 typedef struct sg_dtype_resolver {
     sg_model *m;
     uint32_t pushed, expanded, done; /* value->mark states (stamps) */
     bool whole;                      /* the model had subgraphs and is typed whole */
     sg_type *shared[SG_DTYPE_COUNT];
+    struct sg__op_memo memo[SG__OP_MEMO];
 } sg_dtype_resolver;
 
 void sg_dtype_resolver_init(sg_dtype_resolver *r, sg_model *m);

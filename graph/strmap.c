@@ -10,7 +10,6 @@
 #include "sg_alloc.h"
 
 #include <string.h>
-#include <sys/mman.h>
 
 static inline uint64_t finish(uint64_t h)
 {
@@ -106,6 +105,8 @@ void *sg__strmap_get_h(const struct sg__strmap *m, const char *key, uint64_t h)
 
 void *sg__strmap_get(const struct sg__strmap *m, const char *key)
 {
+    if (!m->count)
+        return NULL;
     return sg__strmap_get_h(m, key, sg__strhash(key));
 }
 
@@ -123,29 +124,15 @@ void sg__strmap_prefetch(const struct sg__strmap *m, const char *key)
     sg__strmap_prefetch_h(m, sg__strhash(key));
 }
 
-/* Big tables are touched all over at random: huge pages make that a few
- * faults instead of one per 4 KiB. calloc leaves such blocks untouched, so
- * advising them first is enough. */
-static void advise_huge(void *p, size_t size)
-{
-    const uintptr_t huge = 2u << 20;
-    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    uintptr_t hi = ((uintptr_t)p + size) & ~(huge - 1);
-    if (hi > lo)
-        madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-}
-
 static sg_status rehash(struct sg__strmap *m, size_t new_cap)
 {
-    struct sg__strmap_slot *slots = sg_calloc(new_cap, sizeof *slots);
-    uint32_t *tags = sg_calloc(new_cap, sizeof *tags);
+    struct sg__strmap_slot *slots = sg_calloc_table(new_cap, sizeof *slots);
+    uint32_t *tags = sg_calloc_table(new_cap, sizeof *tags);
     if (!slots || !tags) {
         sg_free(slots);
         sg_free(tags);
         return SG_ENOMEM;
     }
-    advise_huge(slots, new_cap * sizeof *slots);
-    advise_huge(tags, new_cap * sizeof *tags);
     struct sg__strmap old = *m;
     m->slots = slots;
     m->tags = tags;
@@ -192,6 +179,25 @@ sg_status sg__strmap_put_h(struct sg__strmap *m, const char *key, uint64_t h, vo
         m->count++;
     }
     m->slots[i].value = value;
+    return SG_OK;
+}
+
+sg_status sg__strmap_add_h(struct sg__strmap *m, const char *key, uint64_t h, void *value,
+                           void **existing)
+{
+    sg_status st = sg__strmap_reserve(m, m->count + 1);
+    if (st)
+        return st;
+    size_t i = find_slot(m, key, h);
+    if (m->tags[i]) {
+        *existing = m->slots[i].value;
+        return SG_OK;
+    }
+    m->slots[i].key = key;
+    m->slots[i].value = value;
+    m->tags[i] = tag_of(h);
+    m->count++;
+    *existing = NULL;
     return SG_OK;
 }
 

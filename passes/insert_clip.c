@@ -241,8 +241,14 @@ static bool clippable(struct ctx *c, const sg_node *n, const char *where, sg_val
 
 static sg_node *new_clip(struct ctx *c, sg_node *n)
 {
+    /* "<label>_clip", joined by hand (snprintf was a tenth of the pass). */
     char base[600];
-    snprintf(base, sizeof base, "%s_clip", sg__node_label(n));
+    const char *label = sg__node_label(n);
+    size_t len = strlen(label);
+    if (len > sizeof base - sizeof "_clip")
+        len = sizeof base - sizeof "_clip";
+    memcpy(base, label, len);
+    memcpy(base + len, "_clip", sizeof "_clip");
     sg_node *clip = sg_node_create_fresh(n->graph, "Clip", NULL, base, c->diag);
     if (!clip || sg__ptrset_add(&c->inserted, clip)) {
         sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
@@ -270,12 +276,28 @@ struct site {
     double lo, hi; /* bounds, rounded inward to dtype */
 };
 
+/* "<kind> <idx>" into where (32 bytes): once per site, so by hand. */
+static void where_text(char *where, const char *kind, uint32_t idx)
+{
+    size_t len = strlen(kind);
+    memcpy(where, kind, len);
+    where[len++] = ' ';
+    char digits[10];
+    int k = 0;
+    do
+        digits[k++] = (char)('0' + idx % 10);
+    while (idx /= 10);
+    while (k)
+        where[len++] = digits[--k];
+    where[len] = '\0';
+}
+
 /* The value in slot idx of n's inputs or outputs (`kind`), with its Clip
  * site filled in, or NULL (reported) when it cannot or need not be clipped. */
 static sg_value *site_of(struct ctx *c, sg_node *n, const char *kind, sg_value *const *slots,
                          uint32_t n_slots, uint32_t idx, struct site *s)
 {
-    snprintf(s->where, sizeof s->where, "%s %u", kind, idx);
+    where_text(s->where, kind, idx);
     if (idx >= n_slots || !slots[idx]) {
         sg_report_info(c->rep, "skipped", "%s %s (absent)", sg__node_label(n), s->where);
         return NULL;
@@ -363,7 +385,7 @@ static bool selected(struct ctx *c, const sg_node *n)
     bool by_type = c->opts[OPT_OPS].given || !c->opts[OPT_NODES].given;
     if (by_type && (!n->domain || !*n->domain) && sg__opt_has(&c->opts[OPT_OPS], n->op_type))
         return true;
-    return n->name && sg__strmap_get(&c->names, n->name);
+    return c->names.count && n->name && sg__strmap_get(&c->names, n->name);
 }
 
 static sg_status run_graph(sg_graph *g, void *arg)

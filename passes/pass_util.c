@@ -66,7 +66,7 @@ static size_t ptr_hash(const void *p)
 static sg_status ptrset_grow(struct sg__ptrset *s)
 {
     size_t cap = s->cap ? s->cap * 2 : 64;
-    const void **slots = sg_calloc(cap, sizeof *slots);
+    const void **slots = sg_calloc_table(cap, sizeof *slots);
     if (!slots)
         return SG_ENOMEM;
     for (size_t i = 0; i < s->cap; i++) {
