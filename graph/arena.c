@@ -2,6 +2,7 @@
 #include "sg_arena.h"
 #include "sg_alloc.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,16 +15,18 @@
 struct chunk {
     struct chunk *next;
     size_t size; /* usable bytes after the header */
-    size_t used;
     _Alignas(ARENA_ALIGN) unsigned char data[];
 };
 
 struct sg_arena {
-    struct chunk *head; /* the chunk being filled; older chunks follow */
+    struct sg__arena_cursor cur; /* free space of head (first: sg_arena.h) */
+    struct chunk *head;          /* the chunk being filled; older chunks follow */
     size_t next_size;
     size_t reserve; /* size wanted for the next chunk (sg_arena_reserve), or 0 */
     size_t footprint;
 };
+
+_Static_assert(offsetof(struct sg_arena, cur) == 0, "sg_arena.h reads the cursor first");
 
 sg_arena *sg_arena_create(void)
 {
@@ -55,7 +58,6 @@ static struct chunk *chunk_new(size_t size)
         return NULL;
     c->next = NULL;
     c->size = size;
-    c->used = 0;
     if (size >= 2 * HUGE_PAGE) {
         /* Big chunks are filled front to back right away: ask for huge pages
          * so that filling them costs a few faults instead of thousands. */
@@ -67,32 +69,31 @@ static struct chunk *chunk_new(size_t size)
     return c;
 }
 
-void *sg_arena_alloc(sg_arena *arena, size_t size)
+void *sg__arena_alloc_slow(sg_arena *arena, size_t size)
 {
     size_t need = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
     if (need < size)
         return NULL;
     if (need == 0)
         need = ARENA_ALIGN;
-    struct chunk *c = arena->head;
-    if (c && c->size - c->used >= need) {
-        void *p = c->data + c->used;
-        c->used += need;
+    if ((size_t)(arena->cur.end - arena->cur.next) >= need) {
+        void *p = arena->cur.next;
+        arena->cur.next += need;
         return p;
     }
+    struct chunk *c = arena->head;
     if (need > arena->next_size / 4 && need > arena->reserve / 4) {
         /* A big block gets a chunk of its own placed behind the current one,
          * so the space left in the current chunk is not wasted. */
         struct chunk *big = chunk_new(need);
         if (!big)
             return NULL;
-        big->used = need;
         arena->footprint += need;
         if (c) {
             big->next = c->next;
             c->next = big;
         } else {
-            arena->head = big;
+            arena->head = big; /* full: the cursor stays empty */
         }
         return big->data;
     }
@@ -106,7 +107,8 @@ void *sg_arena_alloc(sg_arena *arena, size_t size)
         arena->next_size *= 2;
     fresh->next = c;
     arena->head = fresh;
-    fresh->used = need;
+    arena->cur.next = fresh->data + need;
+    arena->cur.end = fresh->data + chunk_size;
     return fresh->data;
 }
 
@@ -172,7 +174,8 @@ void sg_arena_reset(sg_arena *arena)
         old = next;
     }
     c->next = NULL;
-    c->used = 0;
+    arena->cur.next = c->data;
+    arena->cur.end = c->data + c->size;
 }
 
 size_t sg_arena_footprint(const sg_arena *arena)

@@ -111,6 +111,32 @@ static const char *read_string(struct dec *D, struct wr *r, int type, const char
     return c;
 }
 
+/* A string field left in the source buffer (*name, *len: no NUL, none
+ * inside), for names that are looked up before they are copied: most
+ * input names are already known, and every op type is. */
+static bool read_name(struct dec *D, struct wr *r, int type, const char *what, const char **name,
+                      size_t *len)
+{
+    if (type != WT_LEN) {
+        malformed(D, r, what);
+        return false;
+    }
+    struct wr s = wr_len(r);
+    if (r->bad) {
+        malformed(D, r, what);
+        return false;
+    }
+    size_t n = (size_t)(s.end - s.p);
+    if (n && memchr(s.p, 0, n)) {
+        sg_diag_set(D->diag, SG_EPARSE, "%s holds a NUL byte (at byte %zu); not supported", what,
+                    (size_t)(s.p - D->base));
+        return false;
+    }
+    *name = (const char *)s.p;
+    *len = n;
+    return true;
+}
+
 /* A bytes field: points into the source buffer. */
 static bool read_bytes(struct dec *D, struct wr *r, int type, sg_bytes *out, const char *what)
 {
@@ -1011,6 +1037,18 @@ static const char *node_label(const sg_node *n)
     return n->name && *n->name ? n->name : "(unnamed)";
 }
 
+/* The value named by len bytes of the file (hash h), made on first sight. */
+static sg_value *get_value_n(struct dec *D, sg_graph *g, const char *bytes, size_t len, uint64_t h)
+{
+    sg_value *v = sg__strmap_get_n(g->values_map, bytes, len, h);
+    if (v)
+        return v;
+    const char *name = sg_arena_strndup(D->a, bytes, len);
+    if (!name || !(v = sg__value_new_h(g, name, h)))
+        nomem(D);
+    return v;
+}
+
 static sg_value *get_value_h(struct dec *D, sg_graph *g, const char *name, uint64_t h)
 {
     sg_value *v = sg__strmap_get_h(g->values_map, name, h);
@@ -1029,10 +1067,10 @@ static sg_value *get_value(struct dec *D, sg_graph *g, const char *name)
 
 /* The schema of an op type in a domain at the model's opset, looked up once
  * per load. Also gives every node of that op type the same op_type string. */
-static sg_status op_lookup(struct dec *D, const char **op_type, const char *domain,
+static sg_status op_lookup(struct dec *D, const char **op_type, uint64_t h, const char *domain,
                            const struct op_info **out)
 {
-    struct op_info *head = sg__strmap_get(&D->ops, *op_type), *it;
+    struct op_info *head = sg__strmap_get_h(&D->ops, *op_type, h), *it;
     for (it = head; it; it = it->next)
         if (it->domain == domain || (it->domain && domain && strcmp(it->domain, domain) == 0))
             break;
@@ -1045,7 +1083,7 @@ static sg_status op_lookup(struct dec *D, const char **op_type, const char *doma
         it->opset = sg_model_opset(D->m, domain);
         it->schema = it->opset ? sg_op_schema_find(domain, *op_type, it->opset) : NULL;
         it->next = head;
-        if (sg__strmap_put(&D->ops, it->op, it) != SG_OK)
+        if (sg__strmap_put_h(&D->ops, it->op, h, it) != SG_OK)
             return nomem(D);
     }
     *op_type = it->op;
@@ -1134,13 +1172,20 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
     uint32_t f;
     int wt;
     const uint8_t *start = r.p;
+    uint64_t op_h = 0;
     while (wr_tag(&r, &f, &wt)) {
-        const char **dst = f == 3   ? &n->name
-                           : f == 4 ? &n->op_type
-                           : f == 6 ? &n->doc
-                           : f == 7 ? &n->domain
-                                    : NULL;
-        if (dst) {
+        const char **dst = f == 3 ? &n->name : f == 6 ? &n->doc : f == 7 ? &n->domain : NULL;
+        if (f == 4) {
+            /* Nodes of one op type share the string of the first. */
+            const char *op;
+            size_t len;
+            if (!read_name(D, &r, wt, "NodeProto string", &op, &len))
+                return status_of(D);
+            op_h = sg__strhash_n(op, len);
+            const struct op_info *seen = sg__strmap_get_n(&D->ops, op, len, op_h);
+            if (!(n->op_type = seen ? seen->op : sg_arena_strndup(D->a, op, len)))
+                return nomem(D);
+        } else if (dst) {
             if (!(*dst = read_string(D, &r, wt, "NodeProto string")))
                 return status_of(D);
         } else if (f == 1 || f == 2 || f == 5) {
@@ -1160,17 +1205,18 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
     r = msg;
     while (wr_tag(&r, &f, &wt)) {
         if (f == 1 || f == 2) {
-            const char *name = read_string(D, &r, wt, "NodeProto input/output name");
-            if (!name)
+            const char *name;
+            size_t len;
+            if (!read_name(D, &r, wt, "NodeProto input/output name", &name, &len))
                 return status_of(D);
             uint32_t slot = f == 1 ? n->n_inputs++ : n->n_outputs++;
-            if (!*name) { /* omitted optional input/output */
+            if (!len) { /* omitted optional input/output */
                 k++;
                 continue;
             }
-            uint64_t h = hashes && k < RING_NAMES ? hashes[k] : sg__strhash(name);
+            uint64_t h = hashes && k < RING_NAMES ? hashes[k] : sg__strhash_n(name, len);
             k++;
-            sg_value *v = get_value_h(D, g, name, h);
+            sg_value *v = get_value_n(D, g, name, len, h);
             if (!v)
                 return SG_ENOMEM;
             if (f == 1) {
@@ -1210,7 +1256,7 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
     if (g->kind == SG_GRAPH_MAIN || g->kind == SG_GRAPH_SUB) {
         const struct op_info *oi = NULL;
         sg_status st;
-        if ((st = op_lookup(D, &n->op_type, n->domain, &oi)) ||
+        if ((st = op_lookup(D, &n->op_type, op_h, n->domain, &oi)) ||
             (st = sg__node_check_arity_schema(n, oi->schema, oi->opset, D->diag)))
             return st;
     }

@@ -171,16 +171,16 @@ static const struct rule NON_TENSOR;
 
 static const struct rule *rules_for(const char *op, struct sg__op_memo *memo)
 {
-    struct sg__op_memo *e = NULL;
-    if (memo) {
-        e = &memo[((uintptr_t)op >> 3) % SG__OP_MEMO];
-        if (e->op == op)
-            return e->rule;
-    }
+    if (memo)
+        for (size_t i = 0; i < SG__OP_MEMO; i++)
+            if (memo[i].op == op)
+                return memo[i].rule;
     const struct rule *r = non_tensor_op(op) ? &NON_TENSOR : first_rule(op);
-    if (e) {
-        e->op = op;
-        e->rule = r;
+    if (memo) {
+        /* Most recent first: a chain repeats a handful of op types. */
+        memmove(memo + 1, memo, (SG__OP_MEMO - 1) * sizeof *memo);
+        memo[0].op = op;
+        memo[0].rule = r;
     }
     return r;
 }

@@ -727,7 +727,7 @@ sg_status sg_graph_infer_dtypes(sg_graph *g, bool recursive, struct sg_diag *dia
  * SG_ECYCLE (from the whole-model inference) on failure.
  */
 /* Internal to infer.c: op type -> its rules, by the op_type pointer. */
-#define SG__OP_MEMO 16
+#define SG__OP_MEMO 8
 struct sg__op_memo {
     const char *op;
     const struct rule *rule;

@@ -103,6 +103,22 @@ void *sg__strmap_get_h(const struct sg__strmap *m, const char *key, uint64_t h)
     return m->tags[i] ? m->slots[i].value : NULL;
 }
 
+void *sg__strmap_get_n(const struct sg__strmap *m, const char *key, size_t len, uint64_t h)
+{
+    if (!m->cap)
+        return NULL;
+    size_t mask = m->cap - 1;
+    uint32_t tag = tag_of(h);
+    for (size_t i = tag & mask;; i = (i + 1) & mask) {
+        uint32_t t = m->tags[i];
+        if (t == 0)
+            return NULL;
+        const char *k = m->slots[i].key;
+        if (t == tag && strncmp(k, key, len) == 0 && k[len] == '\0')
+            return m->slots[i].value;
+    }
+}
+
 void *sg__strmap_get(const struct sg__strmap *m, const char *key)
 {
     if (!m->count)

@@ -47,6 +47,10 @@ void *sg__strmap_get_h(const struct sg__strmap *m, const char *key, uint64_t h);
 sg_status sg__strmap_put_h(struct sg__strmap *m, const char *key, uint64_t h, void *value);
 void sg__strmap_prefetch_h(const struct sg__strmap *m, uint64_t h);
 
+/* Lookup of a key given as len bytes that need no NUL and hold none (a
+ * name still in the file being read), with its sg__strhash_n. */
+void *sg__strmap_get_n(const struct sg__strmap *m, const char *key, size_t len, uint64_t h);
+
 /* Insert key unless it is there: *existing is then its value and the map
  * is unchanged, else NULL. One hash and one probe for "add if new". */
 sg_status sg__strmap_add_h(struct sg__strmap *m, const char *key, uint64_t h, void *value,
