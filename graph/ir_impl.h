@@ -59,10 +59,8 @@ sg_status sg__ptr_push(sg_arena *a, void ***arr, uint32_t *n, uint32_t *cap, voi
 void sg__graph_release_captures(sg_graph *sub);
 void sg__node_release_captures(sg_node *n);
 
-/* The number of inputs and outputs of n against its schema (verify.c);
- * _schema with the schema and opset already looked up (NULL schema: not
- * checked). */
-sg_status sg__node_check_arity(const sg_node *n, struct sg_diag *diag);
+/* The number of inputs and outputs of n against its schema, looked up for
+ * its op type at `opset` (verify.c; NULL schema: not checked). */
 struct sg_op_schema;
 sg_status sg__node_check_arity_schema(const sg_node *n, const struct sg_op_schema *s, int64_t opset,
                                       struct sg_diag *diag);

@@ -68,18 +68,6 @@ static sg_status count_capture(sg_graph *sub, void *ctx)
     return SG_OK;
 }
 
-sg_status sg__node_check_arity(const sg_node *n, struct sg_diag *diag)
-{
-    const sg_model *m = n->graph->model;
-    if (n->graph->kind != SG_GRAPH_MAIN && n->graph->kind != SG_GRAPH_SUB)
-        return SG_OK; /* functions and training graphs have opsets of their own */
-    int64_t opset = sg_model_opset(m, n->domain);
-    if (!opset)
-        return SG_OK; /* domain not imported: nothing to check against */
-    return sg__node_check_arity_schema(n, sg_op_schema_find(n->domain, n->op_type, opset), opset,
-                                       diag);
-}
-
 sg_status sg__node_check_arity_schema(const sg_node *n, const struct sg_op_schema *s, int64_t opset,
                                       struct sg_diag *diag)
 {
@@ -104,6 +92,36 @@ sg_status sg__node_check_arity_schema(const sg_node *n, const struct sg_op_schem
     return SG_OK;
 }
 
+/* Schemas of the op types met in one walk, by op_type and domain pointer
+ * (nodes of one op type share their string once loaded): looking each up
+ * by name was a third of verifying a big graph. */
+#define ARITY_MEMO 8
+struct arity_memo {
+    const char *op, *domain;
+    const struct sg_op_schema *schema;
+    int64_t opset;
+};
+
+static sg_status check_arity(const sg_node *n, struct arity_memo *memo, struct sg_diag *diag)
+{
+    if (n->graph->kind != SG_GRAPH_MAIN && n->graph->kind != SG_GRAPH_SUB)
+        return SG_OK; /* functions and training graphs have opsets of their own */
+    size_t i = 0;
+    while (i < ARITY_MEMO && memo[i].op &&
+           !(memo[i].op == n->op_type && memo[i].domain == n->domain))
+        i++;
+    if (i == ARITY_MEMO || !memo[i].op) {
+        i = 0;
+        memmove(memo + 1, memo, (ARITY_MEMO - 1) * sizeof *memo);
+        memo[0].op = n->op_type;
+        memo[0].domain = n->domain;
+        memo[0].opset = sg_model_opset(n->graph->model, n->domain);
+        memo[0].schema = memo[0].opset ? sg_op_schema_find(n->domain, n->op_type, memo[0].opset)
+                                       : NULL; /* domain not imported: nothing to check */
+    }
+    return sg__node_check_arity_schema(n, memo[i].schema, memo[i].opset, diag);
+}
+
 struct sub_ctx {
     sg_graph *parent;
     sg_node *owner;
@@ -123,7 +141,7 @@ static sg_status verify_sub(sg_graph *sub, void *ctx)
  * with the counts of slots and of explicit entries equal (checked by the
  * caller) that makes slots and entries match one to one. */
 static sg_status check_node(sg_graph *g, sg_node *n, uint64_t *slots, uint32_t stamp, uint32_t base,
-                            bool *in_order, struct sg_diag *diag)
+                            bool *in_order, struct arity_memo *memo, struct sg_diag *diag)
 {
     if (n->graph != g || n->dead)
         return sg_diag_set(diag, SG_EINVAL, "node '%s' is listed in graph '%s' but not part of it",
@@ -172,7 +190,7 @@ static sg_status check_node(sg_graph *g, sg_node *n, uint64_t *slots, uint32_t s
                                "value '%s' is produced by node '%s' and is also a graph %s",
                                v->name, nlabel(n), v->init ? "initializer" : "input");
     }
-    sg_status st = sg__node_check_arity(n, diag);
+    sg_status st = check_arity(n, memo, diag);
     if (st)
         return st;
     struct sub_ctx c = {g, n, diag};
@@ -341,13 +359,14 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
     bool in_order = !g->has_subgraphs; /* captures add dependencies the walk cannot see */
     uint32_t base = reserve_marks(g->model, g->n_nodes), count = 0;
     const sg_node *prev = NULL;
+    struct arity_memo memo[ARITY_MEMO] = {{0}};
     for (sg_node *n = g->first; n; n = n->next) {
         if (n->prev != prev || ++count > g->n_nodes) {
             st = sg_diag_set(diag, SG_EINVAL, "graph '%s' node list is corrupt", gname(g));
             goto out;
         }
         n->mark = base + count;
-        if ((st = check_node(g, n, &slots, stamp, base, &in_order, diag)))
+        if ((st = check_node(g, n, &slots, stamp, base, &in_order, memo, diag)))
             goto out;
         prev = n;
     }
