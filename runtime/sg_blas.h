@@ -2,9 +2,10 @@
  * sg_blas.h - OpenBLAS, loaded on first use.
  *
  * surgeon does not link OpenBLAS: loading it costs every process about 2 ms
- * and starts its worker threads, though most commands (optimize, inspect,
- * ...) never multiply a matrix. runtime/blas.c opens it with dlopen the
- * first time it is needed and resolves the few functions the runtime calls.
+ * and starts its worker threads, though most commands (inspect, optimize
+ * without fold-constants, ...) never multiply a matrix. runtime/blas.c
+ * opens it with dlopen the first time it is needed and resolves the few
+ * functions the runtime calls.
  * <cblas.h> is included for its enums and types only: no code may call the
  * cblas/openblas functions it declares, since nothing defines them at link
  * time (a call fails to link).
