@@ -11,8 +11,8 @@
  */
 #include "rt_impl.h"
 #include "sg_alloc.h"
+#include "sg_blas.h"
 
-#include <cblas.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -604,11 +604,16 @@ sg_status sg_rt_create(sg_model *m, const struct sg_rt_opts *opts, sg_rt **out,
         return sg_diag_set(diag, SG_EINVAL, "the model has no graph");
     if (opts && (unsigned)opts->numerics >= SG_NUMERICS_COUNT)
         return sg_diag_set(diag, SG_EINVAL, "unknown numerics mode %d", (int)opts->numerics);
+    /* Kernels call OpenBLAS through wrappers that abort when it cannot be
+     * loaded (sg_blas.h); loading it here turns that into an error. */
+    sg_status st = sg_blas_load(diag);
+    if (st)
+        return st;
     sg_rt *rt;
     if (rt_alloc(m, opts, &rt))
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     struct build b = {rt, diag, NULL, NULL, 0};
-    sg_status st = build_plan(&b, m->graph, NULL, &rt->main);
+    st = build_plan(&b, m->graph, NULL, &rt->main);
     if (st) {
         if (diag && diag->status == SG_OK)
             sg_diag_set(diag, st, "%s", sg_strerror(st));
@@ -1078,7 +1083,7 @@ sg_status sg_rt_run(sg_rt *rt, struct sg_diag *diag)
     if (st)
         return st;
     if (rt->opts.threads > 0)
-        openblas_set_num_threads(rt->opts.threads);
+        sg_blas_set_threads(rt->opts.threads);
     return run_plan(rt, p, NULL, rt->bound, p->n_inputs, rt->results, 0, diag);
 }
 
@@ -1154,6 +1159,9 @@ sg_status sg_rt_run_node(sg_model *m, sg_node *n, const struct sg_rt_opts *opts,
         out[j] = NULL;
     if (opts && (unsigned)opts->numerics >= SG_NUMERICS_COUNT)
         return sg_diag_set(diag, SG_EINVAL, "unknown numerics mode %d", (int)opts->numerics);
+    sg_status st = sg_blas_load(diag); /* as in sg_rt_create */
+    if (st)
+        return st;
     sg_rt *rt;
     if (rt_alloc(m, opts, &rt))
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
@@ -1162,7 +1170,7 @@ sg_status sg_rt_run_node(sg_model *m, sg_node *n, const struct sg_rt_opts *opts,
     struct rt_plan *p = NULL;
     struct rt_frame fr = {NULL, NULL, NULL, 0};
     char label[512];
-    sg_status st = plan_node(&b, n, &p);
+    st = plan_node(&b, n, &p);
     if (st) {
         if (!diag || diag->status == SG_OK)
             sg_diag_set(diag, st, "%s: %s",

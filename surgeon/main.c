@@ -4,11 +4,9 @@
 #include "cli.h"
 #include "sg_file.h"
 
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #ifndef SG_VERSION
 #define SG_VERSION "0.0.0"
@@ -63,38 +61,31 @@ static int wanted_blas_threads(int argc, char **argv)
 }
 
 /*
- * OpenBLAS reads its settings from the environment when it is loaded, before
- * main, and starts its worker threads then; idle workers spin for a while,
- * taking a core from commands that do no linear algebra at all. So the first
- * time through, set the thread count the command wants (and, on CPUs with
- * AVX-512 that this OpenBLAS does not recognise, its AVX-512 kernels) and
- * execute ourselves again. A user's own OPENBLAS_* settings always win; if
- * the exec fails we simply carry on with the defaults.
+ * OpenBLAS reads its settings from the environment when it is loaded and
+ * starts its worker threads then; idle workers spin for a while, taking a
+ * core from commands that do little linear algebra. The runtime loads it
+ * with dlopen when the first session is created (runtime/blas.c), so
+ * setting the environment at the top of main is enough: it is the only
+ * thread then (setenv is not thread-safe) and OpenBLAS is not loaded yet.
+ * Set: the thread count the command wants and, on CPUs with AVX-512 that
+ * this OpenBLAS does not recognise, its AVX-512 kernels. A user's own
+ * OPENBLAS_* settings always win.
  */
 static void blas_environment(int argc, char **argv)
 {
-    if (getenv("SG_BLAS_ENV"))
-        return;
-    setenv("SG_BLAS_ENV", "1", 1);
-    bool changed = false;
     int threads = wanted_blas_threads(argc, argv);
     if (threads > 0 && !getenv("OPENBLAS_NUM_THREADS")) {
         char n[16];
         snprintf(n, sizeof n, "%d", threads);
         setenv("OPENBLAS_NUM_THREADS", n, 1);
-        changed = true;
     }
 #if defined(__x86_64__)
     __builtin_cpu_init();
     if (!getenv("OPENBLAS_CORETYPE") && __builtin_cpu_supports("avx512f") &&
         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vl")) {
+        __builtin_cpu_supports("avx512vl"))
         setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
-        changed = true;
-    }
 #endif
-    if (changed)
-        execv("/proc/self/exe", argv);
 }
 
 int main(int argc, char **argv)

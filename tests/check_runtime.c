@@ -1194,5 +1194,6 @@ Suite *suite_runtime(void)
     tcase_add_unchecked_fixture(tk, NULL, free_cases);
     tcase_add_test(tk, test_numpy_cases);
     suite_add_tcase(s, tk);
+    suite_add_tcase(s, tcase_blas());
     return s;
 }

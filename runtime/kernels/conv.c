@@ -20,9 +20,9 @@
  * accumulators are exact without an integer GEMM.
  */
 #include "gemm_nchw.h"
+#include "sg_blas.h"
 #include "window.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -408,15 +408,15 @@ static void depthwise_cl_f(const float *x, const float *w, const float *b, float
 static void gemm_f(bool ta, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K,
-                1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+    sg_blas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)M, (int)N,
+                  (int)K, 1.0f, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }
 
 static void gemm_d(bool ta, int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
                    const double *B, int64_t ldb, double beta, double *C, int64_t ldc)
 {
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K,
-                1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+    sg_blas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)M, (int)N,
+                  (int)K, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }
 
 /* The 2-D view of a 1-D or 2-D window (1-D becomes height 1). */
@@ -512,7 +512,7 @@ static void gemm_post_d(bool own, int64_t rows, int64_t n, int64_t K, const doub
         const struct sg_win *g = &p->w;                                                            \
         int64_t K = p->Cg * g->k_size, ol = g->out[g->n - 1], outer = ol ? g->out_size / ol : 0;   \
         bool pointwise = g->k_size == 1, depthwise = p->Cg == 1 && g->n <= 2;                      \
-        bool own = sizeof(T) == sizeof(float) && openblas_get_num_threads() == 1;                  \
+        bool own = sizeof(T) == sizeof(float) && sg_blas_threads() == 1;                           \
         for (uint32_t d = 0; d < g->n; d++)                                                        \
             if (g->stride[d] != 1 || g->pad0[d] || g->pad1[d])                                     \
                 pointwise = false;                                                                 \

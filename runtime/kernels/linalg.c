@@ -12,8 +12,8 @@
  * below 2^53).
  */
 #include "rt_impl.h"
+#include "sg_blas.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -260,9 +260,9 @@ static sg_status eop_contract(struct sg_kctx *k, struct eop *A, struct eop *B, c
         memset(C, 0, (size_t)(NB * M * N) * sizeof *C);
     } else {
         for (int64_t b = 0; b < NB; b++)
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
-                        A->v + b * M * K, (int)K, B->v + b * K * N, (int)N, 0.0, C + b * M * N,
-                        (int)N);
+            sg_blas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
+                          A->v + b * M * K, (int)K, B->v + b * K * N, (int)N, 0.0, C + b * M * N,
+                          (int)N);
     }
     /* result labels: batch, a-only, b-only */
     int64_t dims[SG_MAX_RANK];

@@ -6,8 +6,8 @@
  * use a plain triple loop accumulating in int64.
  */
 #include "rt_impl.h"
+#include "sg_blas.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -143,13 +143,15 @@ static sg_status matmul_core(struct sg_kctx *k, const sg_rt_value *A0, const sg_
             int64_t yi = batches == 1 ? 0 : b.pos + r;
             int64_t ao = ai * M * K, bo = bi * K * N, yo = yi * M * N;
             if (dt == SG_DTYPE_FLOAT)
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,
-                            (const float *)A->data + ao, (int)K, (const float *)B->data + bo,
-                            (int)N, 0.0f, (float *)Yc.data + yo, (int)N);
+                sg_blas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K,
+                              1.0f, (const float *)A->data + ao, (int)K,
+                              (const float *)B->data + bo, (int)N, 0.0f, (float *)Yc.data + yo,
+                              (int)N);
             else if (dt == SG_DTYPE_DOUBLE)
-                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
-                            (const double *)A->data + ao, (int)K, (const double *)B->data + bo,
-                            (int)N, 0.0, (double *)Yc.data + yo, (int)N);
+                sg_blas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K,
+                              1.0, (const double *)A->data + ao, (int)K,
+                              (const double *)B->data + bo, (int)N, 0.0, (double *)Yc.data + yo,
+                              (int)N);
             else
                 gemm_generic(A, ao, B, bo, &Yc, yo, M, N, K);
         }
@@ -233,18 +235,18 @@ static sg_status run_gemm(struct sg_kctx *k)
             /* One row (a batch-1 classifier): a GEMV, without the packing
              * of B that GEMM does first. A's K values are contiguous
              * either way; y = op(B)^T a. */
-            cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, (int)B->dims[0], ldb, alpha,
-                        B->data, ldb, A->data, 1, have_c ? 1.0f : 0.0f, Yc.data, 1);
+            sg_blas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, (int)B->dims[0], ldb,
+                          alpha, B->data, ldb, A->data, 1, have_c ? 1.0f : 0.0f, Yc.data, 1);
             goto done;
         }
         if (dt == SG_DTYPE_FLOAT)
-            cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                        tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, alpha, A->data, lda,
-                        B->data, ldb, have_c ? 1.0f : 0.0f, Yc.data, (int)N);
+            sg_blas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                          tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, alpha, A->data,
+                          lda, B->data, ldb, have_c ? 1.0f : 0.0f, Yc.data, (int)N);
         else
-            cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                        tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, alpha, A->data, lda,
-                        B->data, ldb, have_c ? 1.0 : 0.0, Yc.data, (int)N);
+            sg_blas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                          tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, alpha, A->data,
+                          lda, B->data, ldb, have_c ? 1.0 : 0.0, Yc.data, (int)N);
     } else {
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {

@@ -17,8 +17,8 @@
  * float32(a_scale * b_scale / y_scale) in double before rounding.
  */
 #include "rt_impl.h"
+#include "sg_blas.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -390,9 +390,9 @@ static sg_status qmatmul(struct sg_kctx *k, const struct qmat *A, const struct q
     while (sg_bcast_next(&b))
         for (int64_t r = 0; r < b.run; r++) {
             int64_t ai = b.off[0] + r * b.step[0], bi = b.off[1] + r * b.step[1];
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
-                        A->v + ai * M * K, (int)K, B->v + bi * K * N, (int)N, 0.0,
-                        *C + (b.pos + r) * M * N, (int)N);
+            sg_blas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
+                          A->v + ai * M * K, (int)K, B->v + bi * K * N, (int)N, 0.0,
+                          *C + (b.pos + r) * M * N, (int)N);
         }
     return SG_OK;
 }

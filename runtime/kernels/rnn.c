@@ -20,8 +20,8 @@
  * node.
  */
 #include "rt_impl.h"
+#include "sg_blas.h"
 
-#include <cblas.h>
 #include <string.h>
 #include <strings.h>
 #include <tgmath.h>
@@ -115,11 +115,11 @@ static void gemm_nt(int32_t dt, int64_t M, int64_t N, int64_t K, const void *A, 
         return;
     }
     if (dt == SG_DTYPE_FLOAT)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, A,
-                    (int)lda, B, (int)ldb, acc ? 1.0f : 0.0f, C, (int)ldc);
+        sg_blas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, A,
+                      (int)lda, B, (int)ldb, acc ? 1.0f : 0.0f, C, (int)ldc);
     else
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0, A,
-                    (int)lda, B, (int)ldb, acc ? 1.0 : 0.0, C, (int)ldc);
+        sg_blas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0, A,
+                      (int)lda, B, (int)ldb, acc ? 1.0 : 0.0, C, (int)ldc);
 }
 
 /*

@@ -18,11 +18,11 @@
  * slowest first, on stderr; --profile-shapes per op type and output shape.
  */
 #include "sg_alloc.h"
+#include "sg_blas.h"
 #include "sg_io.h"
 #include "sg_runtime.h"
 #include "sg_tensorfile.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
            "\"best_cpu_ms\": %.3f, \"tensor_peak_bytes\": %zu, \"abs_sum\": %.6f, "
            "\"blas_core\": \"%s\"}\n",
            t1 - t0, first, times[0], times[repeat / 2], cpu[0], sg_rt_bytes_peak(), sum,
-           openblas_get_corename());
+           sg_blas_corename());
     for (int i = 0; profile && i < prof.n; i++) {
         int best = i;
         for (int j = i + 1; j < prof.n; j++)
