@@ -33,7 +33,9 @@
 #define MAX_TYPE_DEPTH 64
 
 struct name_hashes {
-    uint64_t h[RING_NAMES];
+    uint64_t h[RING_NAMES]; /* input and output names, in order */
+    uint64_t node_h;        /* the node's own name (valid when has_node_h) */
+    bool has_node_h;
     const void *node; /* the NodeProto bytes they belong to */
 };
 
@@ -1098,11 +1100,12 @@ static void prefetch_names(struct dec *D, const sg_graph *g, struct wr msg, size
 {
     struct name_hashes *r = &D->ring[slot % RING];
     r->node = msg.p;
+    r->has_node_h = false;
     size_t k = 0;
     uint32_t f;
     int t;
-    while (k < RING_NAMES && wr_tag(&msg, &f, &t)) {
-        if ((f != 1 && f != 2) || t != WT_LEN) {
+    while (wr_tag(&msg, &f, &t)) {
+        if ((f != 1 && f != 2 && f != 3) || t != WT_LEN || (f != 3 && k == RING_NAMES)) {
             wr_skip(&msg, t);
             continue;
         }
@@ -1110,16 +1113,22 @@ static void prefetch_names(struct dec *D, const sg_graph *g, struct wr msg, size
         if (msg.bad)
             break;
         uint64_t h = sg__strhash_n((const char *)s.p, (size_t)(s.end - s.p));
-        r->h[k++] = h;
-        sg__strmap_prefetch_h(g->values_map, h);
+        if (f == 3) {
+            r->node_h = h;
+            r->has_node_h = true;
+            sg__strmap_prefetch_h(g->nodes_map, h);
+        } else {
+            r->h[k++] = h;
+            sg__strmap_prefetch_h(g->values_map, h);
+        }
     }
 }
 
 /* The prefetched hashes of node number `ordinal`, if they are still there. */
-static const uint64_t *ring_hashes(struct dec *D, const uint8_t *node, size_t ordinal)
+static const struct name_hashes *ring_hashes(struct dec *D, const uint8_t *node, size_t ordinal)
 {
     const struct name_hashes *r = &D->ring[ordinal % RING];
-    return r->node == node ? r->h : NULL;
+    return r->node == node ? r : NULL;
 }
 
 /* Numbers of inputs, outputs and attributes of a NodeProto, in one scan. */
@@ -1139,7 +1148,8 @@ static void count_node_fields(struct wr msg, size_t *n_in, size_t *n_out, size_t
 static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t ordinal,
                              struct pendings *pg)
 {
-    const uint64_t *hashes = ring_hashes(D, msg.p, ordinal);
+    const struct name_hashes *ring = ring_hashes(D, msg.p, ordinal);
+    const uint64_t *hashes = ring ? ring->h : NULL;
     size_t n_in, n_out, n_attr;
     count_node_fields(msg, &n_in, &n_out, &n_attr);
     if (n_in > UINT32_MAX / 2 || n_out > UINT32_MAX / 2 || n_attr > UINT32_MAX / 2)
@@ -1200,6 +1210,17 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
     n->unknown = unknown_of(&u);
     if (!n->op_type)
         return sg_diag_set(D->diag, SG_EPARSE, "node '%s' has no op_type", node_label(n));
+    if (n->name && *n->name) {
+        /* The node-name index grows with the graph, from the hash taken
+         * when the node was prefetched: built later, each entry was a
+         * cache miss (a twentieth of a pass adding nodes to a big graph). */
+        uint64_t h = ring && ring->has_node_h ? ring->node_h : sg__strhash(n->name);
+        void *first;
+        if (sg__strmap_add_h(g->nodes_map, n->name, h, n, &first) != SG_OK)
+            return nomem(D);
+        if (first)
+            g->dup_node_names = true;
+    }
 
     size_t k = 0; /* name number, for the prefetched hashes */
     r = msg;
@@ -1502,10 +1523,11 @@ static sg_graph *decode_graph(struct dec *D, struct graph_src src, enum sg_graph
     g->unknown = unknown_of(&u);
     if (src.function_body)
         expect += count_field(src.msg, F_IN);
-    if (sg__strmap_reserve(g->values_map, expect)) {
+    if (sg__strmap_reserve(g->values_map, expect) || sg__strmap_reserve(g->nodes_map, node_count)) {
         nomem(D);
         goto fail;
     }
+    g->nodes_map_built = true; /* kept up to date from here on */
     if (n_sparse && !(g->sparse_inits = sg_arena_calloc(D->a, n_sparse, sizeof *g->sparse_inits))) {
         nomem(D);
         goto fail;
