@@ -105,6 +105,11 @@ void *sg__arena_alloc_slow(sg_arena *arena, size_t size)
     arena->footprint += chunk_size;
     if (arena->next_size < ARENA_MAX_CHUNK)
         arena->next_size *= 2;
+    /* Growth past a big reserved chunk (a pass adding nodes to a loaded
+     * model) goes on in chunks of a size to match, on huge pages, not
+     * again from a few kilobytes in thousands of small faults. */
+    if (chunk_size > arena->next_size)
+        arena->next_size = chunk_size / 4 < ARENA_MAX_CHUNK ? chunk_size / 4 : ARENA_MAX_CHUNK;
     fresh->next = c;
     arena->head = fresh;
     arena->cur.next = fresh->data + need;

@@ -1145,10 +1145,126 @@ static void count_node_fields(struct wr msg, size_t *n_in, size_t *n_out, size_t
     *n_in = c[1], *n_out = c[2], *n_attr = c[5];
 }
 
-static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t ordinal,
-                             struct pendings *pg)
+/* Bind input or output `slot` of n to the value named by len bytes of the
+ * file (hash h), made on first sight. */
+static sg_status bind_name(struct dec *D, sg_graph *g, sg_node *n, bool output, uint32_t slot,
+                           const char *name, size_t len, uint64_t h)
 {
-    const struct name_hashes *ring = ring_hashes(D, msg.p, ordinal);
+    sg_value *v = get_value_n(D, g, name, len, h);
+    if (!v)
+        return SG_ENOMEM;
+    if (!output) {
+        if (sg__value_add_use(v, n, (int32_t)slot) != SG_OK)
+            return nomem(D);
+        n->inputs[slot] = v;
+        /* Read before it is made (or from outside), or made by this very
+         * node when its outputs precede its inputs on the wire: either way
+         * only a sort can tell whether there is a cycle. */
+        if ((!v->producer && !v->init && !v->sparse_init && !(v->flags & SG_VALUE_INPUT)) ||
+            v->producer == n)
+            g->maybe_unsorted = true;
+        return SG_OK;
+    }
+    if (v->producer)
+        return sg_diag_set(D->diag, SG_EDUP,
+                           "value '%s' is produced by node '%s' and again by node '%s'", v->name,
+                           node_label(v->producer), node_label(n));
+    v->producer = n;
+    v->producer_index = slot;
+    n->outputs[slot] = v;
+    return SG_OK;
+}
+
+/* The end of a node: indexed by name (from the hash taken when it was
+ * prefetched or parsed, when there is one: built later, the index cost a
+ * cache miss per node), its arity checked against its op type's schema,
+ * linked last. */
+static sg_status finish_node(struct dec *D, sg_graph *g, sg_node *n, uint64_t op_h,
+                             const uint64_t *node_h)
+{
+    if (n->name && *n->name) {
+        void *first;
+        uint64_t h = node_h ? *node_h : sg__strhash(n->name);
+        if (sg__strmap_add_h(g->nodes_map, n->name, h, n, &first) != SG_OK)
+            return nomem(D);
+        if (first)
+            g->dup_node_names = true;
+    }
+    if (g->kind == SG_GRAPH_MAIN || g->kind == SG_GRAPH_SUB) {
+        const struct op_info *oi = NULL;
+        sg_status st;
+        if ((st = op_lookup(D, &n->op_type, op_h, n->domain, &oi)) ||
+            (st = sg__node_check_arity_schema(n, oi->schema, oi->opset, D->diag)))
+            return st;
+    }
+    n->prev = g->last;
+    if (g->last)
+        g->last->next = n;
+    else
+        g->first = n;
+    g->last = n;
+    g->n_nodes++;
+    return SG_OK;
+}
+
+/* A name of a node parsed on the helper thread, bound later (bind_name). */
+struct name_ref {
+    const char *p;
+    uint32_t len, slot;
+    bool output;
+    uint64_t h;
+};
+
+/* Parsing without binding (the helper thread): names go to `refs`. */
+struct deferred {
+    struct name_ref *refs;
+    size_t n_refs, cap_refs;
+    bool bail; /* a tensor or graph attribute: left to the main thread */
+};
+
+static bool push_ref(struct deferred *df, const char *p, size_t len, uint32_t slot, bool output,
+                     uint64_t h)
+{
+    if (df->n_refs == df->cap_refs) {
+        size_t cap = df->cap_refs ? df->cap_refs * 2 : 4096;
+        struct name_ref *grown = sg_realloc(df->refs, cap * sizeof *grown);
+        if (!grown)
+            return false;
+        df->refs = grown;
+        df->cap_refs = cap;
+    }
+    df->refs[df->n_refs++] = (struct name_ref){p, (uint32_t)len, slot, output, h};
+    return true;
+}
+
+/* Whether AttributeProto bytes hold a tensor or a graph (fields t, g,
+ * tensors, graphs, sparse_tensor, sparse_tensors): decoding those touches
+ * the model (payload checks allocate in it) or adds subgraphs. */
+static bool attr_has_tensor_or_graph(struct wr msg)
+{
+    uint32_t f;
+    int t;
+    while (wr_tag(&msg, &f, &t)) {
+        if (f == 5 || f == 6 || f == 10 || f == 11 || f == 22 || f == 23)
+            return true;
+        wr_skip(&msg, t);
+    }
+    return false;
+}
+
+/*
+ * Decode NodeProto bytes `msg` into a node of g. With df NULL the node is
+ * complete: bound to its values, checked and linked. With df (the helper
+ * thread) it is only parsed: its input and output names are appended to
+ * df->refs for bind_name, *op_h, *node_h and *has_node_h keep the hashes
+ * finish_node needs, and a tensor or graph attribute sets df->bail and
+ * fails. *out is the node as soon as it exists, even on failure.
+ */
+static sg_status parse_node(struct dec *D, sg_graph *g, struct wr msg, size_t ordinal,
+                            struct pendings *pg, struct deferred *df, sg_node **out, uint64_t *op_h,
+                            uint64_t *node_h, bool *has_node_h)
+{
+    const struct name_hashes *ring = df ? NULL : ring_hashes(D, msg.p, ordinal);
     const uint64_t *hashes = ring ? ring->h : NULL;
     size_t n_in, n_out, n_attr;
     count_node_fields(msg, &n_in, &n_out, &n_attr);
@@ -1162,6 +1278,7 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
         return nomem(D);
     memset(block, 0, bytes);
     sg_node *n = (sg_node *)block;
+    *out = n;
     uint8_t *p = block + sizeof *n;
     n->graph = g;
     n->inputs = n_in ? (sg_value **)p : NULL;
@@ -1182,7 +1299,7 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
     uint32_t f;
     int wt;
     const uint8_t *start = r.p;
-    uint64_t op_h = 0;
+    *op_h = 0;
     while (wr_tag(&r, &f, &wt)) {
         const char **dst = f == 3 ? &n->name : f == 6 ? &n->doc : f == 7 ? &n->domain : NULL;
         if (f == 4) {
@@ -1191,10 +1308,16 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
             size_t len;
             if (!read_name(D, &r, wt, "NodeProto string", &op, &len))
                 return status_of(D);
-            op_h = sg__strhash_n(op, len);
-            const struct op_info *seen = sg__strmap_get_n(&D->ops, op, len, op_h);
+            *op_h = sg__strhash_n(op, len);
+            const struct op_info *seen = sg__strmap_get_n(&D->ops, op, len, *op_h);
             if (!(n->op_type = seen ? seen->op : sg_arena_strndup(D->a, op, len)))
                 return nomem(D);
+            if (!seen && df) { /* the helper interns without looking schemas up */
+                struct op_info *it = sg_arena_calloc(D->a, 1, sizeof *it);
+                if (!it || sg__strmap_put_h(&D->ops, n->op_type, *op_h, it) != SG_OK)
+                    return nomem(D);
+                it->op = n->op_type;
+            }
         } else if (dst) {
             if (!(*dst = read_string(D, &r, wt, "NodeProto string")))
                 return status_of(D);
@@ -1210,17 +1333,9 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
     n->unknown = unknown_of(&u);
     if (!n->op_type)
         return sg_diag_set(D->diag, SG_EPARSE, "node '%s' has no op_type", node_label(n));
-    if (n->name && *n->name) {
-        /* The node-name index grows with the graph, from the hash taken
-         * when the node was prefetched: built later, each entry was a
-         * cache miss (a twentieth of a pass adding nodes to a big graph). */
-        uint64_t h = ring && ring->has_node_h ? ring->node_h : sg__strhash(n->name);
-        void *first;
-        if (sg__strmap_add_h(g->nodes_map, n->name, h, n, &first) != SG_OK)
-            return nomem(D);
-        if (first)
-            g->dup_node_names = true;
-    }
+    *has_node_h = ring ? ring->has_node_h : n->name && *n->name;
+    if (*has_node_h)
+        *node_h = ring ? ring->node_h : sg__strhash(n->name);
 
     size_t k = 0; /* name number, for the prefetched hashes */
     r = msg;
@@ -1237,32 +1352,21 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
             }
             uint64_t h = hashes && k < RING_NAMES ? hashes[k] : sg__strhash_n(name, len);
             k++;
-            sg_value *v = get_value_n(D, g, name, len, h);
-            if (!v)
-                return SG_ENOMEM;
-            if (f == 1) {
-                if (sg__value_add_use(v, n, (int32_t)slot) != SG_OK)
-                    return nomem(D);
-                n->inputs[slot] = v;
-                /* Read before it is made (or from outside), or made by this
-                 * very node when its outputs precede its inputs on the wire:
-                 * either way only a sort can tell whether there is a cycle. */
-                if ((!v->producer && !v->init && !v->sparse_init && !(v->flags & SG_VALUE_INPUT)) ||
-                    v->producer == n)
-                    g->maybe_unsorted = true;
-            } else {
-                if (v->producer)
-                    return sg_diag_set(D->diag, SG_EDUP,
-                                       "value '%s' is produced by node '%s' and again by node '%s'",
-                                       v->name, node_label(v->producer), node_label(n));
-                v->producer = n;
-                v->producer_index = slot;
-                n->outputs[slot] = v;
-            }
+            sg_status st;
+            if (df)
+                st = push_ref(df, name, len, slot, f == 2, h) ? SG_OK : nomem(D);
+            else
+                st = bind_name(D, g, n, f == 2, slot, name, len, h);
+            if (st)
+                return st;
         } else if (f == 5) {
             struct wr sub;
             if (!read_msg(D, &r, wt, &sub, "NodeProto.attribute"))
                 return status_of(D);
+            if (df && attr_has_tensor_or_graph(sub)) {
+                df->bail = true;
+                return SG_EUNSUPPORTED;
+            }
             size_t before = pg->n;
             sg_attr *at = decode_attr(D, sub, n, pg);
             if (!at)
@@ -1274,21 +1378,17 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
             wr_skip(&r, wt);
         }
     }
-    if (g->kind == SG_GRAPH_MAIN || g->kind == SG_GRAPH_SUB) {
-        const struct op_info *oi = NULL;
-        sg_status st;
-        if ((st = op_lookup(D, &n->op_type, op_h, n->domain, &oi)) ||
-            (st = sg__node_check_arity_schema(n, oi->schema, oi->opset, D->diag)))
-            return st;
-    }
-    n->prev = g->last;
-    if (g->last)
-        g->last->next = n;
-    else
-        g->first = n;
-    g->last = n;
-    g->n_nodes++;
     return SG_OK;
+}
+
+static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t ordinal,
+                             struct pendings *pg)
+{
+    sg_node *n = NULL;
+    uint64_t op_h, node_h = 0;
+    bool has_node_h = false;
+    sg_status st = parse_node(D, g, msg, ordinal, pg, NULL, &n, &op_h, &node_h, &has_node_h);
+    return st ? st : finish_node(D, g, n, op_h, has_node_h ? &node_h : NULL);
 }
 
 /* A graph input, output or value_info entry. */

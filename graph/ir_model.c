@@ -224,6 +224,18 @@ bool sg__name_used(const sg_model *m, const char *name)
     return name_used_h(m, name, sg__strhash(name), SG__NAME_ANY);
 }
 
+void sg_model_prefetch_fresh(const sg_model *m, const char *base, const char *suffix, bool node)
+{
+    char name[256];
+    size_t bl = strlen(base), sl = strlen(suffix);
+    if (!m->graph || bl + sl >= sizeof name)
+        return;
+    memcpy(name, base, bl);
+    memcpy(name + bl, suffix, sl);
+    sg__strmap_prefetch_h(node ? m->graph->nodes_map : m->graph->values_map,
+                          sg__strhash_n(name, bl + sl));
+}
+
 const char *sg_model_fresh_name(sg_model *m, const char *base)
 {
     return sg__fresh_name(m, base, true, SG__NAME_ANY);

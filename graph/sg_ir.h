@@ -493,6 +493,12 @@ sg_node *sg_model_find_node(const sg_model *m, const char *name);
  */
 const char *sg_model_fresh_name(sg_model *m, const char *base);
 
+/* A hint for passes that create many nodes or values: start loading what a
+ * fresh node name (`node`) or value name made from base + suffix will be
+ * checked against, a few creations before it is made. In a big graph each
+ * check is a cache miss; started early, they overlap. Changes nothing. */
+void sg_model_prefetch_fresh(const sg_model *m, const char *base, const char *suffix, bool node);
+
 /* A new value named `name` in g (must not exist yet in g: SG_EDUP). `name`
  * is copied. `type` may be NULL; it is used, not copied. */
 sg_status sg_graph_add_value(sg_graph *g, const char *name, sg_type *type, sg_value **out,

@@ -18,6 +18,7 @@
  * idempotent), and tensors of non-float or unknown type (reported).
  */
 #include "pass_impl.h"
+#include "sg_alloc.h"
 
 #include <float.h>
 #include <math.h>
@@ -388,30 +389,56 @@ static bool selected(struct ctx *c, const sg_node *n)
     return c->names.count && n->name && sg__strmap_get(&c->names, n->name);
 }
 
+/* The value in slot idx of n's clipped side, or NULL. */
+static sg_value *slot_value(const struct ctx *c, const sg_node *n, uint32_t idx)
+{
+    return c->before ? (idx < n->n_inputs ? n->inputs[idx] : NULL)
+                     : (idx < n->n_outputs ? n->outputs[idx] : NULL);
+}
+
+/* Start the name lookups that clipping n will make (sg_model_prefetch_fresh):
+ * the Clip's name and the name of the value between it and n, which
+ * sg_node_insert_after_output / _before_input call <value>_pre / _post. */
+static void prefetch_site(const struct ctx *c, const sg_node *n)
+{
+    sg_model_prefetch_fresh(c->m, sg__node_label(n), "_clip", true);
+    const struct sg_opt_value *slots = &c->opts[c->before ? OPT_INPUTS : OPT_OUTPUTS];
+    sg_value *v = slots->n ? slot_value(c, n, (uint32_t)slots->ints[0]) : NULL;
+    if (v)
+        sg_model_prefetch_fresh(c->m, v->name, c->before ? "_post" : "_pre", false);
+}
+
+#define LOOKAHEAD 4
+
 static sg_status run_graph(sg_graph *g, void *arg)
 {
     struct ctx *c = arg;
-    for (sg_node *n = g->first, *next; n; n = next) {
-        next = n->next;
-        if (!selected(c, n))
-            continue;
+    /* The nodes to clip first (never the Clips this run adds), so that the
+     * name lookups of a site can start a few sites ahead. */
+    size_t n_sites = 0;
+    sg_node **sites = g->n_nodes ? sg_malloc(g->n_nodes * sizeof *sites) : NULL;
+    if (g->n_nodes && !sites)
+        return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
+    for (sg_node *n = g->first; n; n = n->next)
+        if (selected(c, n))
+            sites[n_sites++] = n;
+    sg_status st = SG_OK;
+    for (size_t k = 0; k < n_sites && !st; k++) {
+        if (k + LOOKAHEAD < n_sites)
+            prefetch_site(c, sites[k + LOOKAHEAD]);
+        sg_node *n = sites[k];
         const struct sg_opt_value *slots = &c->opts[c->before ? OPT_INPUTS : OPT_OUTPUTS];
-        for (size_t i = 0; i < slots->n; i++) {
+        for (size_t i = 0; i < slots->n && !st; i++) {
             uint32_t idx = (uint32_t)slots->ints[i];
-            sg_value *v = c->before ? (idx < n->n_inputs ? n->inputs[idx] : NULL)
-                                    : (idx < n->n_outputs ? n->outputs[idx] : NULL);
+            sg_value *v = slot_value(c, n, idx);
             int32_t dtype;
-            sg_status st = v ? sg_dtype_resolve(&c->types, v, &dtype, c->diag) : SG_OK;
+            st = v ? sg_dtype_resolve(&c->types, v, &dtype, c->diag) : SG_OK;
             if (!st)
                 st = c->before ? clip_input(c, n, idx) : clip_output(c, n, idx);
-            if (st)
-                return st;
         }
-        next = n->next; /* skip the Clip just put after n */
-        while (next && sg__ptrset_has(&c->inserted, next))
-            next = next->next;
     }
-    return SG_OK;
+    sg_free(sites);
+    return st;
 }
 
 static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pass_report *rep,
