@@ -183,6 +183,27 @@ void sg_arena_reset(sg_arena *arena)
     arena->cur.end = c->data + c->size;
 }
 
+void sg_arena_adopt(sg_arena *arena, sg_arena *other)
+{
+    struct chunk *last = other->head;
+    if (!last) {
+        sg_arena_free(other);
+        return;
+    }
+    while (last->next)
+        last = last->next;
+    /* Behind the chunk being filled, which keeps its free space. */
+    if (arena->head) {
+        last->next = arena->head->next;
+        arena->head->next = other->head;
+    } else {
+        arena->head = other->head; /* full: the cursor stays empty */
+    }
+    arena->footprint += other->footprint;
+    other->head = NULL;
+    sg_arena_free(other);
+}
+
 size_t sg_arena_footprint(const sg_arena *arena)
 {
     return arena->footprint;

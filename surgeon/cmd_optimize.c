@@ -62,10 +62,11 @@ struct batch {
     size_t n, cap;
     const struct sg_pipeline *pipeline;
     bool evaluate;
-    /* Verify on a second thread while writing: for a single model on a
-     * machine with a core to spare. A batch keeps one thread per model, as
-     * many at a time as -j says. */
-    bool verify_beside;
+    /* A single model on a machine with a core to spare: a second thread
+     * parses part of the graph while it loads and verifies it while it is
+     * written. A batch keeps one thread per model, as many at a time as -j
+     * says. */
+    bool spare_core;
     pthread_mutex_t lock;
     pthread_cond_t cond;
     size_t next;     /* next job to take */
@@ -262,7 +263,10 @@ static void process(struct batch *b, struct job *j)
     double t0 = now();
     struct sg_diag d = {0};
     sg_model *m = NULL;
-    sg_status st = sg_model_load(j->in, NULL, &m, &d);
+    /* A single model has the machine to itself: a second thread parses
+     * part of a big graph while it loads. */
+    struct sg_load_opts lo = {.threads = b->spare_core ? 2 : 1};
+    sg_status st = sg_model_load(j->in, &lo, &m, &d);
     if (st) {
         snprintf(j->error, sizeof j->error, "%s", d.msg);
         goto out;
@@ -279,7 +283,7 @@ static void process(struct batch *b, struct job *j)
          * check decides whether the bytes are renamed into place. */
         struct verify_job v = {.m = m};
         struct sg_diag vd = {0};
-        verify_start(&v, b->verify_beside);
+        verify_start(&v, b->spare_core);
         if (!v.running && v.st) {
             snprintf(j->error, sizeof j->error, "%s", v.d.msg);
             goto out;
@@ -514,7 +518,7 @@ static int run(int argc, char **argv)
     }
     if ((size_t)jobs > b.n)
         jobs = (long)b.n;
-    b.verify_beside = b.n == 1 && sysconf(_SC_NPROCESSORS_ONLN) > 1;
+    b.spare_core = b.n == 1 && sysconf(_SC_NPROCESSORS_ONLN) > 1;
     b.pipeline = p;
     view.tty = isatty(STDERR_FILENO);
     pthread_mutex_init(&b.lock, NULL);
