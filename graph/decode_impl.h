@@ -9,19 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* How many loads so far parsed nodes on a helper thread (for tests). */
-extern _Atomic unsigned long sg__decode_helpers;
-
 /*
  * Decode a ModelProto from data[0..len) into m (a fresh model from
  * sg_model_create). Byte payloads of tensors and attributes point into
  * `data`, which must outlive m (the loader keeps it as m->source). On
  * failure diag names the offending node/tensor/field and m must be freed.
- * threads: sg_load_opts.threads (2: a big main graph's nodes are parsed on
- * two threads; the model and any error are the same as with one).
  */
-sg_status sg__decode_model(sg_model *m, const uint8_t *data, size_t len, int threads,
-                           struct sg_diag *diag);
+sg_status sg__decode_model(sg_model *m, const uint8_t *data, size_t len, struct sg_diag *diag);
 
 /* Decode one TensorProto (a .pb tensor file) into a tensor of m. Its
  * payload points into data. NULL with diag on failure. */

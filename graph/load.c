@@ -46,7 +46,7 @@ static sg_status load_source(sg_blob *source, const char *dir, const char *label
     size_t len = source->size;
     sg_arena_reserve(m->arena,
                      len < ARENA_RESERVE_MAX / 12 ? 12 * len + (1u << 20) : ARENA_RESERVE_MAX);
-    if ((st = sg__decode_model(m, source->data, len, opts->threads, diag)))
+    if ((st = sg__decode_model(m, source->data, len, diag)))
         goto fail_prefix;
     if (!opts->skip_external && m->has_external && (st = sg__resolve_external(m, diag)))
         goto fail_prefix;

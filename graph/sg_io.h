@@ -20,8 +20,6 @@
 struct sg_load_opts {
     bool skip_verify;   /* do not check the loaded graph for cycles and operator arity */
     bool skip_external; /* do not map external data (tensors stay unresolved) */
-    int threads;        /* 2: the nodes of a big graph are parsed by two threads (for a
-                         * caller with a core to spare); 0 or 1: one */
 };
 
 /*

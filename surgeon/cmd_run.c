@@ -281,6 +281,11 @@ static int run(int argc, char **argv)
 fail:
     cli_fail(&d);
 cleanup:
+    /* The dump's writer thread stops first: a file it was still writing
+     * when the run failed would otherwise appear after the removal, and
+     * leave the temporary folder behind. */
+    sg_dump_free(dump);
+    dump = NULL;
     if (tmp)
         cli_remove_tree(tmp);
 done:
