@@ -39,23 +39,31 @@ void *sg_calloc(size_t count, size_t size)
 
 #define TABLE_MIN (1u << 20)
 #define HUGE_PAGE ((uintptr_t)2 << 20)
-#define SMALL_PAGE ((uintptr_t)4 << 10)
+
+void *sg_malloc_huge(size_t *size)
+{
+    if (*size > SIZE_MAX - HUGE_PAGE || should_fail())
+        return NULL;
+    size_t bytes = (*size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    void *p = NULL;
+    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+        return NULL;
+    atomic_fetch_add(&live_blocks, 1);
+    madvise(p, bytes, MADV_HUGEPAGE); /* advice only: refused, small pages are used */
+    *size = bytes;
+    return p;
+}
 
 void *sg_calloc_table(size_t count, size_t size)
 {
-    void *p = sg_calloc(count, size);
-    if (!p || size == 0 || count < TABLE_MIN / size)
-        return p;
-    uintptr_t start = (uintptr_t)p, end = start + count * size;
-    uintptr_t lo = (start + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), hi = end & ~(HUGE_PAGE - 1);
-    if (hi > lo)
-        madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    /* Advice only: an older kernel refuses it and the table faults in as it
-     * is used, as with plain calloc. */
-    lo = (start + SMALL_PAGE - 1) & ~(SMALL_PAGE - 1);
-    hi = end & ~(SMALL_PAGE - 1);
-    if (hi > lo)
-        madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+    if (size == 0 || count < TABLE_MIN / size || count > (SIZE_MAX - HUGE_PAGE) / size)
+        return sg_calloc(count, size);
+    /* Writing the zeros (not reading untouched pages first) makes every
+     * page writable at once. */
+    size_t bytes = count * size;
+    void *p = sg_malloc_huge(&bytes);
+    if (p)
+        memset(p, 0, bytes);
     return p;
 }
 

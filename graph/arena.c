@@ -5,7 +5,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define ARENA_ALIGN 8
 #define ARENA_FIRST_CHUNK (16 * 1024)
@@ -53,19 +52,15 @@ static struct chunk *chunk_new(size_t size)
 {
     if (size > SIZE_MAX - sizeof(struct chunk))
         return NULL;
-    struct chunk *c = sg_malloc(sizeof *c + size);
+    /* Big chunks are filled front to back right away: on huge pages, so
+     * that filling them costs a few faults instead of thousands (and the
+     * rounding up is usable space). */
+    size_t bytes = sizeof(struct chunk) + size;
+    struct chunk *c = size >= 2 * HUGE_PAGE ? sg_malloc_huge(&bytes) : sg_malloc(bytes);
     if (!c)
         return NULL;
     c->next = NULL;
-    c->size = size;
-    if (size >= 2 * HUGE_PAGE) {
-        /* Big chunks are filled front to back right away: ask for huge pages
-         * so that filling them costs a few faults instead of thousands. */
-        uintptr_t lo = ((uintptr_t)c->data + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-        uintptr_t hi = ((uintptr_t)c->data + size) & ~(uintptr_t)(HUGE_PAGE - 1);
-        if (hi > lo)
-            madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    }
+    c->size = bytes - sizeof *c;
     return c;
 }
 
@@ -88,7 +83,7 @@ void *sg__arena_alloc_slow(sg_arena *arena, size_t size)
         struct chunk *big = chunk_new(need);
         if (!big)
             return NULL;
-        arena->footprint += need;
+        arena->footprint += big->size;
         if (c) {
             big->next = c->next;
             c->next = big;
@@ -102,7 +97,7 @@ void *sg__arena_alloc_slow(sg_arena *arena, size_t size)
     if (!fresh)
         return NULL;
     arena->reserve = 0;
-    arena->footprint += chunk_size;
+    arena->footprint += fresh->size;
     if (arena->next_size < ARENA_MAX_CHUNK)
         arena->next_size *= 2;
     /* Growth past a big reserved chunk (a pass adding nodes to a loaded
@@ -113,7 +108,7 @@ void *sg__arena_alloc_slow(sg_arena *arena, size_t size)
     fresh->next = c;
     arena->head = fresh;
     arena->cur.next = fresh->data + need;
-    arena->cur.end = fresh->data + chunk_size;
+    arena->cur.end = fresh->data + fresh->size;
     return fresh->data;
 }
 
@@ -181,27 +176,6 @@ void sg_arena_reset(sg_arena *arena)
     c->next = NULL;
     arena->cur.next = c->data;
     arena->cur.end = c->data + c->size;
-}
-
-void sg_arena_adopt(sg_arena *arena, sg_arena *other)
-{
-    struct chunk *last = other->head;
-    if (!last) {
-        sg_arena_free(other);
-        return;
-    }
-    while (last->next)
-        last = last->next;
-    /* Behind the chunk being filled, which keeps its free space. */
-    if (arena->head) {
-        last->next = arena->head->next;
-        arena->head->next = other->head;
-    } else {
-        arena->head = other->head; /* full: the cursor stays empty */
-    }
-    arena->footprint += other->footprint;
-    other->head = NULL;
-    sg_arena_free(other);
 }
 
 size_t sg_arena_footprint(const sg_arena *arena)

@@ -21,7 +21,6 @@
 #include "wire.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,7 +54,6 @@ struct dec {
     const uint8_t *base; /* the whole buffer, for byte offsets in messages */
     struct sg__strmap ops;
     struct name_hashes ring[RING];
-    int threads; /* sg_load_opts.threads */
 };
 
 /* A graph attribute to decode once its enclosing graph is complete. */
@@ -1209,64 +1207,14 @@ static sg_status finish_node(struct dec *D, sg_graph *g, sg_node *n, uint64_t op
     return SG_OK;
 }
 
-/* A name of a node parsed on the helper thread, bound later (bind_name). */
-struct name_ref {
-    const char *p;
-    uint32_t len, slot;
-    bool output;
-    uint64_t h;
-};
-
-/* Parsing without binding (the helper thread): names go to `refs`. */
-struct deferred {
-    struct name_ref *refs;
-    size_t n_refs, cap_refs;
-    bool bail; /* a tensor or graph attribute: left to the main thread */
-};
-
-static bool push_ref(struct deferred *df, const char *p, size_t len, uint32_t slot, bool output,
-                     uint64_t h)
-{
-    if (df->n_refs == df->cap_refs) {
-        size_t cap = df->cap_refs ? df->cap_refs * 2 : 4096;
-        struct name_ref *grown = sg_realloc(df->refs, cap * sizeof *grown);
-        if (!grown)
-            return false;
-        df->refs = grown;
-        df->cap_refs = cap;
-    }
-    df->refs[df->n_refs++] = (struct name_ref){p, (uint32_t)len, slot, output, h};
-    return true;
-}
-
-/* Whether AttributeProto bytes hold a tensor or a graph (fields t, g,
- * tensors, graphs, sparse_tensor, sparse_tensors): decoding those touches
- * the model (payload checks allocate in it) or adds subgraphs. */
-static bool attr_has_tensor_or_graph(struct wr msg)
-{
-    uint32_t f;
-    int t;
-    while (wr_tag(&msg, &f, &t)) {
-        if (f == 5 || f == 6 || f == 10 || f == 11 || f == 22 || f == 23)
-            return true;
-        wr_skip(&msg, t);
-    }
-    return false;
-}
-
-/*
- * Decode NodeProto bytes `msg` into a node of g. With df NULL the node is
- * complete: bound to its values, checked and linked. With df (the helper
- * thread) it is only parsed: its input and output names are appended to
- * df->refs for bind_name, *op_h, *node_h and *has_node_h keep the hashes
- * finish_node needs, and a tensor or graph attribute sets df->bail and
- * fails. *out is the node as soon as it exists, even on failure.
- */
+/* Decode NodeProto bytes `msg` into a node of g bound to its values (*out,
+ * as soon as it exists); *op_h, *node_h and *has_node_h are the hashes
+ * finish_node takes. */
 static sg_status parse_node(struct dec *D, sg_graph *g, struct wr msg, size_t ordinal,
-                            struct pendings *pg, struct deferred *df, sg_node **out, uint64_t *op_h,
-                            uint64_t *node_h, bool *has_node_h)
+                            struct pendings *pg, sg_node **out, uint64_t *op_h, uint64_t *node_h,
+                            bool *has_node_h)
 {
-    const struct name_hashes *ring = df ? NULL : ring_hashes(D, msg.p, ordinal);
+    const struct name_hashes *ring = ring_hashes(D, msg.p, ordinal);
     const uint64_t *hashes = ring ? ring->h : NULL;
     size_t n_in, n_out, n_attr;
     count_node_fields(msg, &n_in, &n_out, &n_attr);
@@ -1314,12 +1262,6 @@ static sg_status parse_node(struct dec *D, sg_graph *g, struct wr msg, size_t or
             const struct op_info *seen = sg__strmap_get_n(&D->ops, op, len, *op_h);
             if (!(n->op_type = seen ? seen->op : sg_arena_strndup(D->a, op, len)))
                 return nomem(D);
-            if (!seen && df) { /* the helper interns without looking schemas up */
-                struct op_info *it = sg_arena_calloc(D->a, 1, sizeof *it);
-                if (!it || sg__strmap_put_h(&D->ops, n->op_type, *op_h, it) != SG_OK)
-                    return nomem(D);
-                it->op = n->op_type;
-            }
         } else if (dst) {
             if (!(*dst = read_string(D, &r, wt, "NodeProto string")))
                 return status_of(D);
@@ -1354,21 +1296,13 @@ static sg_status parse_node(struct dec *D, sg_graph *g, struct wr msg, size_t or
             }
             uint64_t h = hashes && k < RING_NAMES ? hashes[k] : sg__strhash_n(name, len);
             k++;
-            sg_status st;
-            if (df)
-                st = push_ref(df, name, len, slot, f == 2, h) ? SG_OK : nomem(D);
-            else
-                st = bind_name(D, g, n, f == 2, slot, name, len, h);
+            sg_status st = bind_name(D, g, n, f == 2, slot, name, len, h);
             if (st)
                 return st;
         } else if (f == 5) {
             struct wr sub;
             if (!read_msg(D, &r, wt, &sub, "NodeProto.attribute"))
                 return status_of(D);
-            if (df && attr_has_tensor_or_graph(sub)) {
-                df->bail = true;
-                return SG_EUNSUPPORTED;
-            }
             size_t before = pg->n;
             sg_attr *at = decode_attr(D, sub, n, pg);
             if (!at)
@@ -1389,197 +1323,8 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
     sg_node *n = NULL;
     uint64_t op_h, node_h = 0;
     bool has_node_h = false;
-    sg_status st = parse_node(D, g, msg, ordinal, pg, NULL, &n, &op_h, &node_h, &has_node_h);
+    sg_status st = parse_node(D, g, msg, ordinal, pg, &n, &op_h, &node_h, &has_node_h);
     return st ? st : finish_node(D, g, n, op_h, has_node_h ? &node_h : NULL);
-}
-
-/* Decode nodes number [from, to) of graph message msg (node field F_NODE),
- * each name lookup prefetched a few nodes ahead. */
-static sg_status decode_nodes(struct dec *D, sg_graph *g, struct wr msg, uint32_t F_NODE,
-                              size_t from, size_t to, struct pendings *pg)
-{
-    struct wr r = msg, ahead = msg;
-    size_t i = 0, issued = 0; /* issued: the number of the node `ahead` reads next */
-    uint32_t f;
-    int wt;
-    while (i < to && wr_tag(&r, &f, &wt)) {
-        if (f != F_NODE) {
-            wr_skip(&r, wt);
-            continue;
-        }
-        struct wr sub = wr_len(&r);
-        if (i < from) {
-            i++;
-            continue;
-        }
-        while (issued < to && issued <= i + PREFETCH_AHEAD) {
-            uint32_t af;
-            int awt;
-            if (!wr_tag(&ahead, &af, &awt))
-                break;
-            if (af != F_NODE) {
-                wr_skip(&ahead, awt);
-                continue;
-            }
-            struct wr asub = wr_len(&ahead);
-            if (issued >= from)
-                prefetch_names(D, g, asub, issued);
-            issued++;
-        }
-        if (decode_node(D, g, sub, i, pg)) {
-            sg_diag_prefix(D->diag, "node #%zu", i);
-            return status_of(D);
-        }
-        i++;
-    }
-    return SG_OK;
-}
-
-/* ---------------------------------------------- two-thread node decoding */
-
-/*
- * The nodes of a big main graph are decoded by two threads when the caller
- * allows it (sg_load_opts.threads): a helper parses the last part of the
- * node list (node blocks, names, attributes) into an arena of its own while
- * this thread decodes the first part as usual; then this thread binds the
- * helper's nodes to their values in file order. Parsing is about half of
- * decoding a node and binding (the value map) the other half, so the helper
- * takes about two thirds of the nodes and both finish together.
- *
- * Nodes with a tensor or graph attribute stop the helper (decoding those
- * allocates in the model or adds subgraphs): this thread decodes that node
- * and the rest itself. Errors come out as with one thread: the helper's
- * nodes are bound in order, so an error in an earlier node is reported
- * first, and a node the helper failed to parse has the names it read
- * before the failure bound before its error is reported.
- */
-#define PAR_MIN_NODES 16384
-#define PAR_HELPER_PERCENT 70
-
-_Atomic unsigned long sg__decode_helpers;
-
-struct parsed { /* a node the helper parsed */
-    sg_node *n;
-    size_t first_ref, n_refs; /* its names in helper.df.refs */
-    uint64_t op_h, node_h;
-    bool has_node_h;
-};
-
-struct helper {
-    pthread_t thread;
-    struct dec D; /* its own arena, diag and op-type interning */
-    struct sg_diag diag;
-    struct deferred df;
-    sg_graph *g;
-    struct wr msg;
-    uint32_t F_NODE;
-    size_t from, to;      /* the nodes it parses */
-    struct parsed *nodes; /* to - from of them */
-    size_t stop;          /* the first node not parsed: to when all were */
-    sg_status st;         /* why it stopped at `stop` (df.bail: a node left to us) */
-};
-
-static void *helper_main(void *arg)
-{
-    struct helper *H = arg;
-    struct pendings pg = {0}; /* stays empty: graph attributes stop the helper */
-    struct wr r = H->msg;
-    uint32_t f;
-    int wt;
-    size_t i = 0;
-    H->stop = H->to;
-    while (i < H->to && wr_tag(&r, &f, &wt)) {
-        if (f != H->F_NODE) {
-            wr_skip(&r, wt);
-            continue;
-        }
-        struct wr sub = wr_len(&r);
-        if (i >= H->from) {
-            struct parsed *p = &H->nodes[i - H->from];
-            p->first_ref = H->df.n_refs;
-            H->st = parse_node(&H->D, H->g, sub, i, &pg, &H->df, &p->n, &p->op_h, &p->node_h,
-                               &p->has_node_h);
-            p->n_refs = H->df.n_refs - p->first_ref;
-            if (H->st) {
-                H->stop = i;
-                break;
-            }
-        }
-        i++;
-    }
-    return NULL;
-}
-
-/* Start parsing the last PAR_HELPER_PERCENT of the `count` nodes of graph
- * message msg on a second thread; NULL (decode them here) when it cannot. */
-static struct helper *helper_start(struct dec *D, sg_graph *g, struct wr msg, uint32_t F_NODE,
-                                   size_t count)
-{
-    struct helper *H = sg_calloc(1, sizeof *H);
-    if (!H)
-        return NULL;
-    H->g = g;
-    H->msg = msg;
-    H->F_NODE = F_NODE;
-    H->to = count;
-    H->from = count - count * PAR_HELPER_PERCENT / 100;
-    H->D.m = D->m; /* read only there */
-    H->D.diag = &H->diag;
-    H->D.base = D->base;
-    H->D.a = sg_arena_create();
-    H->nodes = sg_calloc(count - H->from, sizeof *H->nodes);
-    if (H->D.a) /* node blocks and their strings, about 200 bytes a node */
-        sg_arena_reserve(H->D.a, (count - H->from) * 200 + (1u << 20));
-    if (!H->D.a || !H->nodes || pthread_create(&H->thread, NULL, helper_main, H) != 0) {
-        sg_arena_free(H->D.a);
-        sg_free(H->nodes);
-        sg_free(H);
-        return NULL;
-    }
-    sg__decode_helpers++;
-    return H;
-}
-
-/* Wait for the helper, then (when `st`, the status of decoding the nodes
- * before H->from, is OK) bind and finish the nodes it parsed, in order.
- * *resume is where decoding must go on here (the node the helper left to
- * us), or unchanged. The helper's memory becomes the model's either way. */
-static sg_status helper_end(struct dec *D, sg_graph *g, struct helper *H, sg_status st,
-                            size_t *resume)
-{
-    pthread_join(H->thread, NULL);
-    sg_arena_adopt(D->a, H->D.a);
-    bool bail = H->st && H->df.bail;
-    size_t last = H->stop < H->to && !bail ? H->stop + 1 : H->stop;
-    for (size_t i = H->from; !st && i < last; i++) {
-        const struct parsed *p = &H->nodes[i - H->from];
-        if (i + PREFETCH_AHEAD < H->stop) {
-            const struct parsed *q = p + PREFETCH_AHEAD;
-            for (size_t k = 0; k < q->n_refs; k++)
-                sg__strmap_prefetch_h(g->values_map, H->df.refs[q->first_ref + k].h);
-            if (q->has_node_h)
-                sg__strmap_prefetch_h(g->nodes_map, q->node_h);
-        }
-        for (size_t k = 0; !st && k < p->n_refs; k++) {
-            const struct name_ref *ref = &H->df.refs[p->first_ref + k];
-            st = bind_name(D, g, p->n, ref->output, ref->slot, ref->p, ref->len, ref->h);
-        }
-        if (!st && i == H->stop) { /* the helper's own error on this node */
-            *D->diag = H->diag;
-            st = H->st;
-        }
-        if (!st)
-            st = finish_node(D, g, p->n, p->op_h, p->has_node_h ? &p->node_h : NULL);
-        if (st)
-            sg_diag_prefix(D->diag, "node #%zu", i);
-    }
-    if (!st && bail)
-        *resume = H->stop;
-    sg__strmap_free(&H->D.ops);
-    sg_free(H->df.refs);
-    sg_free(H->nodes);
-    sg_free(H);
-    return st;
 }
 
 /* A graph input, output or value_info entry. */
@@ -1887,22 +1632,35 @@ static sg_graph *decode_graph(struct dec *D, struct graph_src src, enum sg_graph
         }
     }
 
-    /* Pass 2: nodes, the last part of a big main graph's list parsed on a
-     * second thread meanwhile (see struct helper). */
+    /* Pass 2: nodes, each name lookup prefetched a few nodes ahead. */
     {
-        struct helper *H = NULL;
-        if (D->threads > 1 && kind == SG_GRAPH_MAIN && !src.function_body &&
-            node_count >= PAR_MIN_NODES)
-            H = helper_start(D, g, src.msg, F_NODE, node_count);
-        sg_status st = decode_nodes(D, g, src.msg, F_NODE, 0, H ? H->from : node_count, &pg);
-        if (H) {
-            size_t resume = node_count;
-            st = helper_end(D, g, H, st, &resume);
-            if (!st && resume < node_count)
-                st = decode_nodes(D, g, src.msg, F_NODE, resume, node_count, &pg);
+        struct wr ahead = src.msg;
+        size_t issued = 0, i = 0;
+        r = src.msg;
+        while (wr_tag(&r, &f, &wt)) {
+            if (f != F_NODE) {
+                wr_skip(&r, wt);
+                continue;
+            }
+            struct wr sub = wr_len(&r);
+            while (issued < node_count && issued <= i + PREFETCH_AHEAD) {
+                uint32_t af;
+                int awt;
+                if (!wr_tag(&ahead, &af, &awt))
+                    break;
+                if (af != F_NODE) {
+                    wr_skip(&ahead, awt);
+                    continue;
+                }
+                prefetch_names(D, g, wr_len(&ahead), issued);
+                issued++;
+            }
+            if (decode_node(D, g, sub, i, &pg)) {
+                sg_diag_prefix(D->diag, "node #%zu", i);
+                goto fail;
+            }
+            i++;
         }
-        if (st)
-            goto fail;
     }
     for (sg_node *n = g->first; n; n = n->next)
         for (uint32_t i = 0; i < n->n_outputs; i++) {
@@ -2042,14 +1800,12 @@ static sg_status decode_training(struct dec *D, struct wr msg, sg_training *t)
     return SG_OK;
 }
 
-sg_status sg__decode_model(sg_model *m, const uint8_t *data, size_t len, int threads,
-                           struct sg_diag *diag)
+sg_status sg__decode_model(sg_model *m, const uint8_t *data, size_t len, struct sg_diag *diag)
 {
     struct dec *D = sg_calloc(1, sizeof *D);
     if (!D)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     D->m = m;
-    D->threads = threads;
     D->a = m->arena;
     D->diag = diag;
     D->base = data;

@@ -19,12 +19,20 @@ void *sg_calloc(size_t count, size_t size);
 void *sg_realloc(void *ptr, size_t size);
 void sg_free(void *ptr);
 
+/* At least *size bytes (uninitialised) in whole huge pages, aligned to
+ * one and advised as such, where the system has them: a block filled all
+ * over right away (an arena's big chunk) then costs a few faults, none of
+ * them on small pages at its ends. *size becomes the size given. Freed
+ * with sg_free. */
+void *sg_malloc_huge(size_t *size);
+
 /* sg_calloc for a table of a megabyte or more that is probed all over
- * (hash tables): its pages are made writable up front, on huge pages where
- * the system has them. Probing untouched calloc memory reads first, which
- * maps the shared zero page, and the first write then faults again (with a
- * TLB flush on every core running the process) per 4 KiB: that was a third
- * of the time of a pass building a 100,000-name map. Freed with sg_free. */
+ * (hash tables): whole huge pages where the system has them, written up
+ * front. calloc's untouched pages would fault twice each as they are
+ * probed (a read maps the zero page, the first write replaces it, with a
+ * TLB flush on every core running the process), and its block leaves
+ * small pages at both ends: that was a third of a pass building a
+ * 100,000-name map. Freed with sg_free. */
 void *sg_calloc_table(size_t count, size_t size);
 
 /* Duplicate a NUL-terminated string / a byte range with sg_malloc. */

@@ -68,10 +68,6 @@ void sg_arena_reserve(sg_arena *arena, size_t bytes);
  * (older chunks are freed): a scratch arena refilled many times. */
 void sg_arena_reset(sg_arena *arena);
 
-/* Move every block of `other` into `arena` and free `other`: memory a
- * second thread filled becomes the arena's, freed with it. */
-void sg_arena_adopt(sg_arena *arena, sg_arena *other);
-
 /* Total bytes obtained from the system for this arena. */
 size_t sg_arena_footprint(const sg_arena *arena);
 

@@ -62,10 +62,9 @@ struct batch {
     size_t n, cap;
     const struct sg_pipeline *pipeline;
     bool evaluate;
-    /* A single model on a machine with a core to spare: a second thread
-     * parses part of the graph while it loads and verifies it while it is
-     * written. A batch keeps one thread per model, as many at a time as -j
-     * says. */
+    /* A single model on a machine with a core to spare: verified on a
+     * second thread while it is written. A batch keeps one thread per
+     * model, as many at a time as -j says. */
     bool spare_core;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -263,10 +262,7 @@ static void process(struct batch *b, struct job *j)
     double t0 = now();
     struct sg_diag d = {0};
     sg_model *m = NULL;
-    /* A single model has the machine to itself: a second thread parses
-     * part of a big graph while it loads. */
-    struct sg_load_opts lo = {.threads = b->spare_core ? 2 : 1};
-    sg_status st = sg_model_load(j->in, &lo, &m, &d);
+    sg_status st = sg_model_load(j->in, NULL, &m, &d);
     if (st) {
         snprintf(j->error, sizeof j->error, "%s", d.msg);
         goto out;
@@ -525,10 +521,13 @@ static int run(int argc, char **argv)
     pthread_cond_init(&b.cond, NULL);
     pthread_t threads[256];
     long started = 0;
-    for (; started < jobs; started++)
-        if (pthread_create(&threads[started], NULL, worker, &b) != 0)
-            break;
-    if (!started) {
+    if (b.n == 1)
+        worker(&b); /* here: a thread of its own would only start late on a sleeping core */
+    else
+        for (; started < jobs; started++)
+            if (pthread_create(&threads[started], NULL, worker, &b) != 0)
+                break;
+    if (!started && b.n > 1) {
         cli_error("cannot start worker threads");
         rc = SG_EXIT_FAIL;
         goto out_sync;

@@ -290,7 +290,6 @@ Suite *suite_io(void)
     tcase_add_test(tc, test_buffer_round_trip);
     tcase_add_test(tc, test_codec_matches_protobuf_c);
     suite_add_tcase(s, tc);
-    suite_add_tcase(s, tcase_load_threads());
     TCase *big = tcase_create("big");
     tcase_set_timeout(big, 600);
     tcase_add_test(big, test_over_2gb);

@@ -25,8 +25,7 @@ Suite *suite_kernels_nn(void);
 Suite *suite_mock(void);
 
 /* Test cases of a suite kept in a file of their own. */
-TCase *tcase_blas(void);         /* runtime: check_blas.c */
-TCase *tcase_load_threads(void); /* io: check_load_threads.c */
+TCase *tcase_blas(void); /* runtime: check_blas.c */
 
 /* Assert a status is SG_OK, printing the diagnostic when it is not. */
 #define ck_assert_ok(expr, diag)                                                                   \
