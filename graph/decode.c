@@ -1131,20 +1131,6 @@ static const struct name_hashes *ring_hashes(struct dec *D, const uint8_t *node,
     return r->node == node ? r : NULL;
 }
 
-/* Numbers of inputs, outputs and attributes of a NodeProto, in one scan. */
-static void count_node_fields(struct wr msg, size_t *n_in, size_t *n_out, size_t *n_attr)
-{
-    size_t c[8] = {0};
-    uint32_t f;
-    int t;
-    while (wr_tag(&msg, &f, &t)) {
-        if (f < 8)
-            c[f]++;
-        wr_skip(&msg, t);
-    }
-    *n_in = c[1], *n_out = c[2], *n_attr = c[5];
-}
-
 /* Bind input or output `slot` of n to the value named by len bytes of the
  * file (hash h), made on first sight. */
 static sg_status bind_name(struct dec *D, sg_graph *g, sg_node *n, bool output, uint32_t slot,
@@ -1210,16 +1196,100 @@ static sg_status finish_node(struct dec *D, sg_graph *g, sg_node *n, uint64_t op
 /* Decode NodeProto bytes `msg` into a node of g bound to its values (*out,
  * as soon as it exists); *op_h, *node_h and *has_node_h are the hashes
  * finish_node takes. */
+/* Inputs, outputs and attributes noted in parse_node's scan, to be read in
+ * wire order once the node exists (a node with more is scanned again). */
+#define NODE_FIELDS_MAX 24
+
+struct field_at {
+    const uint8_t *p; /* the field's value */
+    uint32_t f;
+    int wt;
+};
+
+/* Read field f (1 input, 2 output, 5 attribute) whose value starts at r:
+ * names are bound to values, attributes decoded. *k numbers the names, for
+ * the prefetched hashes. */
+static sg_status node_field(struct dec *D, sg_graph *g, sg_node *n, struct wr *r, uint32_t f,
+                            int wt, const uint64_t *hashes, size_t *k, struct pendings *pg)
+{
+    if (f == 1 || f == 2) {
+        const char *name;
+        size_t len;
+        if (!read_name(D, r, wt, "NodeProto input/output name", &name, &len))
+            return status_of(D);
+        uint32_t slot = f == 1 ? n->n_inputs++ : n->n_outputs++;
+        size_t at = (*k)++;
+        if (!len) /* omitted optional input/output */
+            return SG_OK;
+        uint64_t h = hashes && at < RING_NAMES ? hashes[at] : sg__strhash_n(name, len);
+        return bind_name(D, g, n, f == 2, slot, name, len, h);
+    }
+    struct wr sub;
+    if (!read_msg(D, r, wt, &sub, "NodeProto.attribute"))
+        return status_of(D);
+    size_t before = pg->n;
+    sg_attr *at = decode_attr(D, sub, n, pg);
+    if (!at)
+        return status_of(D);
+    n->attrs[n->n_attrs++] = at;
+    if (pg->n > before)
+        g->has_subgraphs = true;
+    return SG_OK;
+}
+
 static sg_status parse_node(struct dec *D, sg_graph *g, struct wr msg, size_t ordinal,
                             struct pendings *pg, sg_node **out, uint64_t *op_h, uint64_t *node_h,
                             bool *has_node_h)
 {
     const struct name_hashes *ring = ring_hashes(D, msg.p, ordinal);
     const uint64_t *hashes = ring ? ring->h : NULL;
-    size_t n_in, n_out, n_attr;
-    count_node_fields(msg, &n_in, &n_out, &n_attr);
+
+    /* One scan reads the scalars (so that messages about inputs and
+     * attributes can name the node), counts the lists and notes where
+     * their fields are: scanning a node three times was a fifth of
+     * loading a big graph. */
+    const char *name = NULL, *op_type = NULL, *doc = NULL, *domain = NULL;
+    struct field_at fields[NODE_FIELDS_MAX];
+    size_t n_fields = 0, n_in = 0, n_out = 0, n_attr = 0;
+    struct ubuf u = {0};
+    struct wr r = msg;
+    uint32_t f;
+    int wt;
+    const uint8_t *start = r.p;
+    *op_h = 0;
+    while (wr_tag(&r, &f, &wt)) {
+        const char **dst = f == 3 ? &name : f == 6 ? &doc : f == 7 ? &domain : NULL;
+        if (f == 1 || f == 2 || f == 5) {
+            n_in += f == 1;
+            n_out += f == 2;
+            n_attr += f == 5;
+            if (n_fields < NODE_FIELDS_MAX)
+                fields[n_fields] = (struct field_at){r.p, f, wt};
+            n_fields++;
+            wr_skip(&r, wt);
+        } else if (f == 4) {
+            /* Nodes of one op type share the string of the first. */
+            const char *op;
+            size_t len;
+            if (!read_name(D, &r, wt, "NodeProto string", &op, &len))
+                return status_of(D);
+            *op_h = sg__strhash_n(op, len);
+            const struct op_info *seen = sg__strmap_get_n(&D->ops, op, len, *op_h);
+            if (!(op_type = seen ? seen->op : sg_arena_strndup(D->a, op, len)))
+                return nomem(D);
+        } else if (dst) {
+            if (!(*dst = read_string(D, &r, wt, "NodeProto string")))
+                return status_of(D);
+        } else if (!skip_unknown(D, &r, wt, start, &u, "NodeProto")) {
+            return status_of(D);
+        }
+        start = r.p;
+    }
+    if (r.bad)
+        return malformed(D, &r, "NodeProto");
     if (n_in > UINT32_MAX / 2 || n_out > UINT32_MAX / 2 || n_attr > UINT32_MAX / 2)
         return sg_diag_set(D->diag, SG_ERANGE, "a node is too large");
+
     /* The node and its lists in one block; empty lists stay NULL. */
     size_t bytes =
         sizeof(sg_node) + (n_in + n_out + n_attr) * sizeof(void *) + n_in * sizeof(uint32_t);
@@ -1231,6 +1301,11 @@ static sg_status parse_node(struct dec *D, sg_graph *g, struct wr msg, size_t or
     *out = n;
     uint8_t *p = block + sizeof *n;
     n->graph = g;
+    n->name = name;
+    n->op_type = op_type;
+    n->doc = doc;
+    n->domain = domain;
+    n->unknown = unknown_of(&u);
     n->inputs = n_in ? (sg_value **)p : NULL;
     p += n_in * sizeof(void *);
     n->outputs = n_out ? (sg_value **)p : NULL;
@@ -1241,80 +1316,30 @@ static sg_status parse_node(struct dec *D, sg_graph *g, struct wr msg, size_t or
     n->cap_inputs = (uint32_t)n_in;
     n->cap_outputs = (uint32_t)n_out;
     n->cap_attrs = (uint32_t)n_attr;
-
-    /* Scalars first (names, op type), so that messages about inputs and
-     * attributes can name the node. */
-    struct ubuf u = {0};
-    struct wr r = msg;
-    uint32_t f;
-    int wt;
-    const uint8_t *start = r.p;
-    *op_h = 0;
-    while (wr_tag(&r, &f, &wt)) {
-        const char **dst = f == 3 ? &n->name : f == 6 ? &n->doc : f == 7 ? &n->domain : NULL;
-        if (f == 4) {
-            /* Nodes of one op type share the string of the first. */
-            const char *op;
-            size_t len;
-            if (!read_name(D, &r, wt, "NodeProto string", &op, &len))
-                return status_of(D);
-            *op_h = sg__strhash_n(op, len);
-            const struct op_info *seen = sg__strmap_get_n(&D->ops, op, len, *op_h);
-            if (!(n->op_type = seen ? seen->op : sg_arena_strndup(D->a, op, len)))
-                return nomem(D);
-        } else if (dst) {
-            if (!(*dst = read_string(D, &r, wt, "NodeProto string")))
-                return status_of(D);
-        } else if (f == 1 || f == 2 || f == 5) {
-            wr_skip(&r, wt);
-        } else if (!skip_unknown(D, &r, wt, start, &u, "NodeProto")) {
-            return status_of(D);
-        }
-        start = r.p;
-    }
-    if (r.bad)
-        return malformed(D, &r, "NodeProto");
-    n->unknown = unknown_of(&u);
     if (!n->op_type)
         return sg_diag_set(D->diag, SG_EPARSE, "node '%s' has no op_type", node_label(n));
     *has_node_h = ring ? ring->has_node_h : n->name && *n->name;
     if (*has_node_h)
         *node_h = ring ? ring->node_h : sg__strhash(n->name);
 
-    size_t k = 0; /* name number, for the prefetched hashes */
-    r = msg;
-    while (wr_tag(&r, &f, &wt)) {
-        if (f == 1 || f == 2) {
-            const char *name;
-            size_t len;
-            if (!read_name(D, &r, wt, "NodeProto input/output name", &name, &len))
-                return status_of(D);
-            uint32_t slot = f == 1 ? n->n_inputs++ : n->n_outputs++;
-            if (!len) { /* omitted optional input/output */
-                k++;
-                continue;
-            }
-            uint64_t h = hashes && k < RING_NAMES ? hashes[k] : sg__strhash_n(name, len);
-            k++;
-            sg_status st = bind_name(D, g, n, f == 2, slot, name, len, h);
-            if (st)
-                return st;
-        } else if (f == 5) {
-            struct wr sub;
-            if (!read_msg(D, &r, wt, &sub, "NodeProto.attribute"))
-                return status_of(D);
-            size_t before = pg->n;
-            sg_attr *at = decode_attr(D, sub, n, pg);
-            if (!at)
-                return status_of(D);
-            n->attrs[n->n_attrs++] = at;
-            if (pg->n > before)
-                g->has_subgraphs = true;
-        } else {
-            wr_skip(&r, wt);
+    /* Inputs, outputs and attributes in wire order. */
+    size_t k = 0;
+    sg_status st = SG_OK;
+    if (n_fields <= NODE_FIELDS_MAX) {
+        for (size_t i = 0; i < n_fields && !st; i++) {
+            struct wr fr = {fields[i].p, msg.end, false};
+            st = node_field(D, g, n, &fr, fields[i].f, fields[i].wt, hashes, &k, pg);
         }
+        return st;
     }
-    return SG_OK;
+    r = msg;
+    while (!st && wr_tag(&r, &f, &wt)) {
+        if (f == 1 || f == 2 || f == 5)
+            st = node_field(D, g, n, &r, f, wt, hashes, &k, pg);
+        else
+            wr_skip(&r, wt);
+    }
+    return st;
 }
 
 static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t ordinal,
