@@ -57,6 +57,11 @@ struct job {
     double seconds;
 };
 
+struct view {
+    bool quiet, verbose, tty, evaluate;
+    size_t failed;
+};
+
 struct batch {
     struct job *jobs;
     size_t n, cap;
@@ -67,9 +72,10 @@ struct batch {
      * model, as many at a time as -j says. */
     bool spare_core;
     pthread_mutex_t lock;
-    pthread_cond_t cond;
     size_t next;     /* next job to take */
     size_t finished; /* jobs done */
+    size_t printed;  /* jobs whose results are printed (in input order) */
+    struct view *view;
 };
 
 static double now(void)
@@ -306,29 +312,6 @@ out:
     j->seconds = now() - t0;
 }
 
-static void *worker(void *arg)
-{
-    struct batch *b = arg;
-    for (;;) {
-        pthread_mutex_lock(&b->lock);
-        size_t k = b->next < b->n ? b->next++ : b->n;
-        pthread_mutex_unlock(&b->lock);
-        if (k >= b->n)
-            return NULL;
-        process(b, &b->jobs[k]);
-        pthread_mutex_lock(&b->lock);
-        b->jobs[k].done = true;
-        b->finished++;
-        pthread_cond_broadcast(&b->cond);
-        pthread_mutex_unlock(&b->lock);
-    }
-}
-
-struct view {
-    bool quiet, verbose, tty, evaluate;
-    size_t failed;
-};
-
 static void print_job(struct view *v, const struct job *j)
 {
     if (!j->ok) {
@@ -348,6 +331,35 @@ static void print_job(struct view *v, const struct job *j)
         if (v->evaluate && !j->rep.passes[i].changes)
             continue;
         sg_pass_report_print(&j->rep.passes[i], stdout, v->verbose ? 0 : 10);
+    }
+}
+
+/* Take jobs until none is left. The thread that finishes a job prints the
+ * results that are complete, in input order, and the progress line: no
+ * thread waits on another, or wakes one on another core, per model. */
+static void *worker(void *arg)
+{
+    struct batch *b = arg;
+    for (;;) {
+        pthread_mutex_lock(&b->lock);
+        size_t k = b->next < b->n ? b->next++ : b->n;
+        pthread_mutex_unlock(&b->lock);
+        if (k >= b->n)
+            return NULL;
+        process(b, &b->jobs[k]);
+        pthread_mutex_lock(&b->lock);
+        b->jobs[k].done = true;
+        b->finished++;
+        if (b->view->tty)
+            fputs("\r\033[K", stderr);
+        for (; b->printed < b->n && b->jobs[b->printed].done; b->printed++)
+            print_job(b->view, &b->jobs[b->printed]);
+        fflush(stdout);
+        if (b->view->tty && b->printed < b->n) {
+            fprintf(stderr, "\r\033[K[%zu/%zu] %s", b->finished, b->n, b->jobs[b->printed].rel);
+            fflush(stderr);
+        }
+        pthread_mutex_unlock(&b->lock);
     }
 }
 
@@ -517,43 +529,20 @@ static int run(int argc, char **argv)
     b.spare_core = b.n == 1 && sysconf(_SC_NPROCESSORS_ONLN) > 1;
     b.pipeline = p;
     view.tty = isatty(STDERR_FILENO);
+    b.view = &view;
     pthread_mutex_init(&b.lock, NULL);
-    pthread_cond_init(&b.cond, NULL);
+    /* This thread works too: jobs - 1 more (a thread that only waited
+     * would be woken on the other core after every model). */
     pthread_t threads[256];
     long started = 0;
-    if (b.n == 1)
-        worker(&b); /* here: a thread of its own would only start late on a sleeping core */
-    else
-        for (; started < jobs; started++)
-            if (pthread_create(&threads[started], NULL, worker, &b) != 0)
-                break;
-    if (!started && b.n > 1) {
-        cli_error("cannot start worker threads");
-        rc = SG_EXIT_FAIL;
-        goto out_sync;
-    }
-    /* Print results in input order as they complete. */
-    for (size_t k = 0; k < b.n; k++) {
-        pthread_mutex_lock(&b.lock);
-        while (!b.jobs[k].done) {
-            if (view.tty) {
-                fprintf(stderr, "\r\033[K[%zu/%zu] %s", b.finished, b.n, b.jobs[k].rel);
-                fflush(stderr);
-            }
-            pthread_cond_wait(&b.cond, &b.lock);
-        }
-        pthread_mutex_unlock(&b.lock);
-        if (view.tty)
-            fputs("\r\033[K", stderr);
-        print_job(&view, &b.jobs[k]);
-        fflush(stdout);
-    }
+    for (; started < jobs - 1; started++)
+        if (pthread_create(&threads[started], NULL, worker, &b) != 0)
+            break;
+    worker(&b);
     for (long t = 0; t < started; t++)
         pthread_join(threads[t], NULL);
     print_summary(&b, b.evaluate);
     rc = view.failed ? SG_EXIT_FAIL : SG_EXIT_OK;
-out_sync:
-    pthread_cond_destroy(&b.cond);
     pthread_mutex_destroy(&b.lock);
 out:
     for (size_t i = 0; i < b.n; i++) {
