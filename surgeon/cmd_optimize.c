@@ -531,6 +531,10 @@ static int run(int argc, char **argv)
     view.tty = isatty(STDERR_FILENO);
     b.view = &view;
     pthread_mutex_init(&b.lock, NULL);
+    if (view.tty && b.n) {
+        fprintf(stderr, "[0/%zu] %s", b.n, b.jobs[0].rel);
+        fflush(stderr);
+    }
     /* This thread works too: jobs - 1 more (a thread that only waited
      * would be woken on the other core after every model). */
     pthread_t threads[256];
