@@ -88,31 +88,6 @@ static sg_status status_of(struct dec *D)
 
 /* ---------------------------------------------------------------- scalars */
 
-/* A string field: copied into the arena with a NUL. protobuf strings may
- * not hold NUL bytes here (the IR and protobuf-c use C strings). */
-static const char *read_string(struct dec *D, struct wr *r, int type, const char *what)
-{
-    if (type != WT_LEN) {
-        malformed(D, r, what);
-        return NULL;
-    }
-    struct wr s = wr_len(r);
-    if (r->bad) {
-        malformed(D, r, what);
-        return NULL;
-    }
-    size_t n = (size_t)(s.end - s.p);
-    if (n && memchr(s.p, 0, n)) {
-        sg_diag_set(D->diag, SG_EPARSE, "%s holds a NUL byte (at byte %zu); not supported", what,
-                    (size_t)(s.p - D->base));
-        return NULL;
-    }
-    char *c = sg_arena_strndup(D->a, (const char *)s.p, n);
-    if (!c)
-        nomem(D);
-    return c;
-}
-
 /* A string field left in the source buffer (*name, *len: no NUL, none
  * inside), for names that are looked up before they are copied: most
  * input names are already known, and every op type is. */
@@ -137,6 +112,20 @@ static bool read_name(struct dec *D, struct wr *r, int type, const char *what, c
     *name = (const char *)s.p;
     *len = n;
     return true;
+}
+
+/* A string field: copied into the arena with a NUL. protobuf strings may
+ * not hold NUL bytes here (the IR and protobuf-c use C strings). */
+static const char *read_string(struct dec *D, struct wr *r, int type, const char *what)
+{
+    const char *p;
+    size_t n;
+    if (!read_name(D, r, type, what, &p, &n))
+        return NULL;
+    char *c = sg_arena_strndup(D->a, p, n);
+    if (!c)
+        nomem(D);
+    return c;
 }
 
 /* A bytes field: points into the source buffer. */
