@@ -116,7 +116,7 @@ static void report_add(struct sg_pass_report *r, bool change, const char *what, 
     it->count++;
     if (change)
         r->changes++;
-    if (!fmt)
+    if (!fmt || r->counts_only)
         return;
     if (it->n_names == it->cap_names) {
         size_t cap = it->cap_names ? it->cap_names * 2 : 8;
@@ -217,6 +217,7 @@ sg_status sg_pipeline_run(const struct sg_pipeline *p, sg_model *m, struct sg_ru
         const struct sg_pipeline_step *s = &p->steps[i];
         struct sg_pass_report *r = &rep->passes[i];
         r->pass = s->pass->name;
+        r->counts_only = rep->counts_only;
         rep->n = i + 1;
         double t0 = now();
         sg_status st = s->pass->run(m, s->opts, r, diag);

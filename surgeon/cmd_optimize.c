@@ -274,6 +274,7 @@ static void process(struct batch *b, struct job *j)
         goto out;
     }
     j->nodes_before = m->graph ? sg_graph_count_nodes(m->graph, true) : 0;
+    j->rep.counts_only = b->view->quiet; /* -q prints no names */
     if ((st = sg_pipeline_run(b->pipeline, m, &j->rep, &d)) ||
         (b->evaluate && (st = sg_model_verify(m, &d)))) {
         snprintf(j->error, sizeof j->error, "%s", d.msg);

@@ -264,6 +264,33 @@ START_TEST(test_zero_changes)
 }
 END_TEST
 
+/* A report asked for counts only (optimize -q) counts what a full one
+ * counts and keeps no names. */
+START_TEST(test_report_counts_only)
+{
+    const char *specs[] = {"insert-clip", NULL};
+    struct sg_pipeline *p = pipeline(specs);
+    struct sg_run_report full = {0}, counts = {.counts_only = true};
+    struct sg_diag d = {0};
+    sg_model *a = load("exp_opset13.onnx"), *b = load("exp_opset13.onnx");
+    ck_assert_ok(sg_pipeline_run(p, a, &full, &d), &d);
+    ck_assert_ok(sg_pipeline_run(p, b, &counts, &d), &d);
+    ck_assert_uint_gt(full.changes, 0);
+    ck_assert_uint_eq(counts.changes, full.changes);
+    ck_assert_uint_eq(counts.passes[0].n_items, full.passes[0].n_items);
+    for (size_t i = 0; i < full.passes[0].n_items; i++) {
+        ck_assert_uint_eq(counts.passes[0].items[i].count, full.passes[0].items[i].count);
+        ck_assert_uint_gt(full.passes[0].items[i].n_names, 0);
+        ck_assert_uint_eq(counts.passes[0].items[i].n_names, 0);
+    }
+    sg_run_report_clear(&full);
+    sg_run_report_clear(&counts);
+    sg_model_free(a);
+    sg_model_free(b);
+    sg_pipeline_free(p);
+}
+END_TEST
+
 /* Running a fix twice changes nothing the second time. */
 static const struct idem_case {
     const char *model;
@@ -544,6 +571,7 @@ Suite *suite_passes(void)
     tcase_add_loop_test(tc, test_spec, 0, COUNT(spec_cases));
     tcase_add_test(tc, test_spec_values);
     tcase_add_test(tc, test_report_lines);
+    tcase_add_test(tc, test_report_counts_only);
     tcase_add_loop_test(tc, test_yaml, 0, COUNT(yaml_cases));
     tcase_add_test(tc, test_yaml_file);
     tcase_add_test(tc, test_registry);
