@@ -1,7 +1,11 @@
 #!/usr/bin/python3
 """Run a command N times; print the best wall time and the peak RSS.
 
-Usage: measure.py LABEL N -- CMD...   (prints "LABEL  <seconds>  <peak MB>")
+Usage: measure.py LABEL N [--before SHELL_CMD] -- CMD...
+(prints "LABEL  <seconds>  <peak MB>"). --before runs, untimed, before
+every run: e.g. removing the output folder, so that every run writes a
+fresh one (replacing files costs a filesystem flush per file, and a
+command measured against another must meet the same disk state).
 Peak RSS comes from wait4(2) of that very child, so runs do not mix.
 """
 import os
@@ -22,9 +26,15 @@ def run_once(cmd):
 
 def main():
     label, n = sys.argv[1], int(sys.argv[2])
-    cmd = sys.argv[sys.argv.index("--") + 1:]
+    dashes = sys.argv.index("--")
+    before = None
+    if "--before" in sys.argv[3:dashes]:
+        before = sys.argv[sys.argv.index("--before") + 1]
+    cmd = sys.argv[dashes + 1:]
     best_t, peak = None, 0.0
     for _ in range(n):
+        if before:
+            subprocess.run(before, shell=True, check=True)
         t, rss = run_once(cmd)
         best_t = t if best_t is None else min(best_t, t)
         peak = max(peak, rss)
