@@ -323,6 +323,7 @@ struct sg_value {
     const char *name;
     sg_graph *graph;
     uint32_t flags;
+    uint32_t mark;   /* scratch (in the first cache line with the fields verify reads) */
     sg_type *type;   /* NULL: unknown (no input/output/value_info entry) */
     const char *doc; /* doc string of its input/output/value_info entry */
     sg_unknown vi_unknown;
@@ -333,7 +334,6 @@ struct sg_value {
     sg_value *outer;        /* capture of an enclosing graph's value, or NULL */
     sg_use *uses;
     uint32_t n_uses, cap_uses;
-    uint32_t mark; /* scratch */
 };
 
 /* ----------------------------------------------------------------- graphs */

@@ -140,8 +140,11 @@ static sg_status verify_sub(sg_graph *sub, void *ctx)
 /* Each input slot (n, i) must be the use entry n->use_pos[i] of its value;
  * with the counts of slots and of explicit entries equal (checked by the
  * caller) that makes slots and entries match one to one. */
-static sg_status check_node(sg_graph *g, sg_node *n, uint64_t *slots, uint32_t stamp, uint32_t base,
-                            bool *in_order, struct arity_memo *memo, struct sg_diag *diag)
+static sg_status check_value(sg_graph *g, sg_value *v, uint64_t *entries, struct sg_diag *diag);
+
+static sg_status check_node(sg_graph *g, sg_node *n, uint64_t *slots, uint64_t *entries,
+                            uint64_t *produced, uint32_t stamp, uint32_t base, bool *in_order,
+                            struct arity_memo *memo, struct sg_diag *diag)
 {
     if (n->graph != g || n->dead)
         return sg_diag_set(diag, SG_EINVAL, "node '%s' is listed in graph '%s' but not part of it",
@@ -182,13 +185,24 @@ static sg_status check_node(sg_graph *g, sg_node *n, uint64_t *slots, uint32_t s
             return sg_diag_set(diag, SG_EINVAL,
                                "node '%s' output %u '%s' is not a value of its graph", nlabel(n), i,
                                v->name);
-        if (v->producer != n || v->producer_index != i)
+        if (v->producer != n || v->producer_index != i) {
+            const sg_node *p = v->producer;
+            if (!p || p->dead || p->graph != g || v->producer_index >= p->n_outputs ||
+                p->outputs[v->producer_index] != v)
+                return sg_diag_set(diag, SG_EINVAL,
+                                   "value '%s' names a producer that does not make it", v->name);
             return sg_diag_set(diag, SG_EDUP, "value '%s' has more than one producer (node '%s')",
                                v->name, nlabel(n));
+        }
         if (v->init || v->sparse_init || (v->flags & SG_VALUE_INPUT))
             return sg_diag_set(diag, SG_EDUP,
                                "value '%s' is produced by node '%s' and is also a graph %s",
                                v->name, nlabel(n), v->init ? "initializer" : "input");
+        /* Its uses here, beside its producer in memory (sg_graph_verify). */
+        sg_status st = check_value(g, v, entries, diag);
+        if (st)
+            return st;
+        (*produced)++;
     }
     sg_status st = check_arity(n, memo, diag);
     if (st)
@@ -317,7 +331,7 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
 {
     if (g->n_nodes >= MARK_FLOOR / 2)
         return sg_diag_set(diag, SG_ERANGE, "graph '%s' has too many nodes", gname(g));
-    uint64_t slots = 0, entries = 0;
+    uint64_t slots = 0, entries = 0, produced = 0, mapped_produced = 0;
 
     /* Check and stamp every mapped value (value->mark) in one walk (values
      * are visited in hash order: a cache miss each), so that "is this value
@@ -327,15 +341,11 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
     struct sg__strmap *map = g->values_map;
     uint32_t stamp = sg__next_stamp();
     for (size_t i = 0; i < map->cap; i++) {
-        /* Values come in hash order, each a cache miss, and what they point
-         * to another: load them a few slots ahead so the misses overlap. */
+        /* Values come in hash order, each a cache miss: load them a few
+         * slots ahead so the misses overlap (only their first line is read
+         * here: name, graph, flags, mark, producer). */
         if (i + 16 < map->cap && map->slots[i + 16].key)
             __builtin_prefetch(map->slots[i + 16].value);
-        if (i + 8 < map->cap && map->slots[i + 8].key) {
-            const sg_value *ahead = map->slots[i + 8].value;
-            __builtin_prefetch(ahead->producer);
-            __builtin_prefetch(ahead->uses);
-        }
         if (!map->slots[i].key)
             continue;
         sg_value *v = map->slots[i].value;
@@ -344,8 +354,19 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
                              map->slots[i].key);
             goto out;
         }
+        if (v->graph != g) {
+            st = sg_diag_set(diag, SG_EINVAL, "value '%s' is mapped in the wrong graph", v->name);
+            goto out;
+        }
         v->mark = stamp;
-        if ((st = check_value(g, v, &entries, diag)))
+        /* A produced value is checked with its producer, in the node walk
+         * below: in list order its node, uses and readers are near each
+         * other in memory, while here values come in hash order, each a
+         * cache miss and its uses more. The count tells that every one
+         * was reached. */
+        if (v->producer)
+            mapped_produced++;
+        else if ((st = check_value(g, v, &entries, diag)))
             goto out;
     }
     if ((st = check_list(g, g->inputs, g->n_inputs, SG_VALUE_INPUT, "input", stamp, diag)) ||
@@ -366,12 +387,22 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag)
             goto out;
         }
         n->mark = base + count;
-        if ((st = check_node(g, n, &slots, stamp, base, &in_order, memo, diag)))
+        if ((st =
+                 check_node(g, n, &slots, &entries, &produced, stamp, base, &in_order, memo, diag)))
             goto out;
         prev = n;
     }
     if (count != g->n_nodes || g->last != prev) {
         st = sg_diag_set(diag, SG_EINVAL, "graph '%s' node count is wrong", gname(g));
+        goto out;
+    }
+    if (produced != mapped_produced) {
+        /* Some mapped value names a producer outside the list: find it. */
+        for (size_t i = 0; i < map->cap; i++)
+            if (map->slots[i].key && (st = check_value(g, map->slots[i].value, &entries, diag)))
+                goto out;
+        st = sg_diag_set(diag, SG_EINVAL, "graph '%s' has values whose producers are not listed",
+                         gname(g));
         goto out;
     }
     if (slots != entries) {

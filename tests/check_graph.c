@@ -404,6 +404,11 @@ static void break_producer(sg_model *m)
 {
     sg_graph_value(m->graph, "y1")->producer = sg_graph_node(m->graph, "b");
 }
+static void break_foreign_producer(sg_model *m)
+{
+    /* x (an input) claims a as its producer; a does not make it. */
+    sg_graph_value(m->graph, "x")->producer = sg_graph_node(m->graph, "a");
+}
 static void break_cycle(sg_model *m)
 {
     /* a reads out, which c makes from a's output through b. */
@@ -450,7 +455,7 @@ START_TEST(test_verifier_catches)
         {break_cycle, SG_ECYCLE, "cycle"},    {break_undefined, SG_EUNDEF, "ghost"},
         {break_output, SG_EUNDEF, "nothing"}, {break_arity, SG_EARITY, "Relu"},
         {break_list, SG_EINVAL, "node"},      {break_map, SG_EINVAL, "y2"},
-        {break_double_def, SG_EDUP, "y2"},
+        {break_double_def, SG_EDUP, "y2"},    {break_foreign_producer, SG_EINVAL, "x"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sg_model *m = chain_model();
