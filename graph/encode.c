@@ -159,12 +159,16 @@ static size_t put_string(struct enc *E, uint32_t field, const char *s)
 {
     if (!s)
         return 0;
+    if (!E->write) { /* sizing: nothing to write, nothing to format */
+        size_t n = strlen(s);
+        return varint_size((uint64_t)field << 3) + varint_size(n) + n;
+    }
     /* Writing a short string with room in the buffer: the bytes are copied
      * as they are counted and the one-byte length put in front after
      * (strlen, then memcpy, of every name was a third of saving a graph of
      * small nodes). Longer strings fall through; the copy is overwritten. */
     struct sg__sink *k = E->sink;
-    if (E->write && field < 16 && k->cap - k->used >= 2 + 127) {
+    if (field < 16 && k->cap - k->used >= 2 + 127) {
         uint8_t *d = k->buf + k->used;
         size_t n = 0;
         while (n < 127 && s[n]) {
