@@ -1144,6 +1144,11 @@ static sg_status bind_name(struct dec *D, sg_graph *g, sg_node *n, bool output, 
         return sg_diag_set(D->diag, SG_EDUP,
                            "value '%s' is produced by node '%s' and again by node '%s'", v->name,
                            node_label(v->producer), node_label(n));
+    /* Initializers and inputs were all read before the first node. */
+    if (v->init || v->sparse_init || (v->flags & SG_VALUE_INPUT))
+        return sg_diag_set(D->diag, SG_EDUP, "node '%s' (%s) output '%s' is also a graph %s",
+                           node_label(n), n->op_type, v->name,
+                           v->flags & SG_VALUE_INPUT ? "input" : "initializer");
     v->producer = n;
     v->producer_index = slot;
     n->outputs[slot] = v;
@@ -1676,16 +1681,6 @@ static sg_graph *decode_graph(struct dec *D, struct graph_src src, enum sg_graph
             i++;
         }
     }
-    for (sg_node *n = g->first; n; n = n->next)
-        for (uint32_t i = 0; i < n->n_outputs; i++) {
-            sg_value *v = n->outputs[i];
-            if (v && (v->init || v->sparse_init || (v->flags & SG_VALUE_INPUT))) {
-                sg_diag_set(D->diag, SG_EDUP, "node '%s' (%s) output '%s' is also a graph %s",
-                            node_label(n), n->op_type, v->name,
-                            v->flags & SG_VALUE_INPUT ? "input" : "initializer");
-                goto fail;
-            }
-        }
 
     /* Pass 3: outputs, value_info, annotations. */
     {

@@ -75,6 +75,12 @@ def cases(tmp):
         for k in range(1, 16):
             add("trunc_%s_%02d.onnx" % (os.path.basename(src).replace(".onnx", "") if "kitchen" in src else os.path.basename(os.path.dirname(src)), k),
                 data[:len(data) * k // 16])
+    add("output_is_input.onnx", model([helper.make_node("Relu", ["x"], ["x"], name="node_r")],
+                                      [vi("x")], [vi("x")]), "node_r", "also a graph input")
+    add("output_is_init.onnx",
+        model([helper.make_node("Relu", ["x"], ["w"], name="node_w")], [vi("x")], [vi("w")],
+              inits=[helper.make_tensor("w", TensorProto.FLOAT, [2], [1.0, 2.0])]),
+        "node_w", "also a graph initializer")
     add("cycle.onnx", model([helper.make_node("Add", ["x", "c"], ["a"], name="node_a"),
                              helper.make_node("Relu", ["a"], ["c"], name="node_b")],
                             [vi("x")], [vi("a")]), "cycle", "node_")
