@@ -56,7 +56,7 @@ for i in $(seq 1 200); do cp "$work/chain_2000.onnx" "$work/batch/m$i.onnx"; don
 # Each run writes a new output folder: a run replacing the previous run's
 # files pays an ext4 flush per file (auto_da_alloc) that the first run does
 # not, and best-of would compare a first -j 1 run with replacing -j 2 runs.
-fresh="rm -rf $work/batch_out"
+fresh="rm -rf $work/batch_out && sync" # sync: the deletion's journal and discard work done before timing
 a=$($py $M "optimize -j 1" $reps --before "$fresh" -- $S optimize "$work/batch" -o "$work/batch_out" \
     -q -j 1 --pass insert-clip:position=after --pass eliminate-dead)
 b=$($py $M "optimize -j 2" $reps --before "$fresh" -- $S optimize "$work/batch" -o "$work/batch_out" \
