@@ -1177,13 +1177,7 @@ static sg_status finish_node(struct dec *D, sg_graph *g, sg_node *n, uint64_t op
             (st = sg__node_check_arity_schema(n, oi->schema, oi->opset, D->diag)))
             return st;
     }
-    n->prev = g->last;
-    if (g->last)
-        g->last->next = n;
-    else
-        g->first = n;
-    g->last = n;
-    g->n_nodes++;
+    sg__node_link_last(g, n);
     return SG_OK;
 }
 

@@ -558,7 +558,7 @@ sg_status sg__node_map_add_h(sg_graph *g, sg_node *n, uint64_t h)
     return st;
 }
 
-static void list_link_last(sg_graph *g, sg_node *n)
+void sg__node_link_last(sg_graph *g, sg_node *n)
 {
     n->prev = g->last;
     n->next = NULL;
@@ -600,7 +600,7 @@ static sg_node *node_create_h(sg_graph *g, const char *op_type, const char *doma
         goto nomem;
     if (sg__node_map_add_h(g, n, h) != SG_OK || sg__name_reserve(g, n->name) != SG_OK)
         goto nomem;
-    list_link_last(g, n);
+    sg__node_link_last(g, n);
     return n;
 nomem:
     sg_diag_set(diag, SG_ENOMEM, "out of memory creating a %s node", op_type);

@@ -46,6 +46,9 @@ void sg__value_drop_use(sg_value *v, sg_node *n, int32_t index);
 sg_value *sg__value_new(sg_graph *g, const char *name);
 sg_value *sg__value_new_h(sg_graph *g, const char *name, uint64_t h);
 
+/* Append n to g's node list (n->next becomes NULL). */
+void sg__node_link_last(sg_graph *g, sg_node *n);
+
 /* Register node n under its name in g's node map; _h with the name's
  * sg__strhash known. */
 sg_status sg__node_map_add(sg_graph *g, sg_node *n);
