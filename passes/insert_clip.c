@@ -18,7 +18,6 @@
  * idempotent), and tensors of non-float or unknown type (reported).
  */
 #include "pass_impl.h"
-#include "sg_alloc.h"
 
 #include <float.h>
 #include <math.h>
@@ -410,35 +409,44 @@ static void prefetch_site(const struct ctx *c, const sg_node *n)
 
 #define LOOKAHEAD 4
 
+static sg_status clip_site(struct ctx *c, sg_node *n)
+{
+    const struct sg_opt_value *slots = &c->opts[c->before ? OPT_INPUTS : OPT_OUTPUTS];
+    sg_status st = SG_OK;
+    for (size_t i = 0; i < slots->n && !st; i++) {
+        uint32_t idx = (uint32_t)slots->ints[i];
+        sg_value *v = slot_value(c, n, idx);
+        int32_t dtype;
+        st = v ? sg_dtype_resolve(&c->types, v, &dtype, c->diag) : SG_OK;
+        if (!st)
+            st = c->before ? clip_input(c, n, idx) : clip_output(c, n, idx);
+    }
+    return st;
+}
+
 static sg_status run_graph(sg_graph *g, void *arg)
 {
     struct ctx *c = arg;
-    /* The nodes to clip first (never the Clips this run adds), so that the
-     * name lookups of a site can start a few sites ahead. */
-    size_t n_sites = 0;
-    sg_node **sites = g->n_nodes ? sg_malloc(g->n_nodes * sizeof *sites) : NULL;
-    if (g->n_nodes && !sites)
-        return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
-    for (sg_node *n = g->first; n; n = n->next)
-        if (selected(c, n))
-            sites[n_sites++] = n;
+    /* A scout walks the list LOOKAHEAD sites ahead of the clipping and
+     * starts their name lookups; the nodes between are still in cache when
+     * their turn comes. The Clips added go in behind the scout, which never
+     * meets them. */
+    sg_node *ring[LOOKAHEAD + 1], *scout = g->first;
+    size_t head = 0, queued = 0;
     sg_status st = SG_OK;
-    for (size_t k = 0; k < n_sites && !st; k++) {
-        if (k + LOOKAHEAD < n_sites)
-            prefetch_site(c, sites[k + LOOKAHEAD]);
-        sg_node *n = sites[k];
-        const struct sg_opt_value *slots = &c->opts[c->before ? OPT_INPUTS : OPT_OUTPUTS];
-        for (size_t i = 0; i < slots->n && !st; i++) {
-            uint32_t idx = (uint32_t)slots->ints[i];
-            sg_value *v = slot_value(c, n, idx);
-            int32_t dtype;
-            st = v ? sg_dtype_resolve(&c->types, v, &dtype, c->diag) : SG_OK;
-            if (!st)
-                st = c->before ? clip_input(c, n, idx) : clip_output(c, n, idx);
-        }
+    for (;;) {
+        for (; scout && queued < LOOKAHEAD + 1; scout = scout->next)
+            if (selected(c, scout)) {
+                prefetch_site(c, scout);
+                ring[(head + queued++) % (LOOKAHEAD + 1)] = scout;
+            }
+        if (!queued || st)
+            return st;
+        sg_node *n = ring[head];
+        head = (head + 1) % (LOOKAHEAD + 1);
+        queued--;
+        st = clip_site(c, n);
     }
-    sg_free(sites);
-    return st;
 }
 
 static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pass_report *rep,
