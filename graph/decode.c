@@ -1059,9 +1059,10 @@ static sg_value *get_value(struct dec *D, sg_graph *g, const char *name)
 /* The schema of an op type in a domain at the model's opset, looked up once
  * per load. Also gives every node of that op type the same op_type string. */
 static sg_status op_lookup(struct dec *D, const char **op_type, uint64_t h, const char *domain,
-                           const struct op_info **out)
+                           struct op_info *seen, const struct op_info **out)
 {
-    struct op_info *head = sg__strmap_get_h(&D->ops, *op_type, h), *it;
+    /* seen: the entries of this op type, when the caller found them. */
+    struct op_info *head = seen ? seen : sg__strmap_get_h(&D->ops, *op_type, h), *it;
     for (it = head; it; it = it->next)
         if (it->domain == domain || (it->domain && domain && strcmp(it->domain, domain) == 0))
             break;
@@ -1160,7 +1161,7 @@ static sg_status bind_name(struct dec *D, sg_graph *g, sg_node *n, bool output, 
  * cache miss per node), its arity checked against its op type's schema,
  * linked last. */
 static sg_status finish_node(struct dec *D, sg_graph *g, sg_node *n, uint64_t op_h,
-                             const uint64_t *node_h)
+                             struct op_info *seen, const uint64_t *node_h)
 {
     if (n->name && *n->name) {
         void *first;
@@ -1173,7 +1174,7 @@ static sg_status finish_node(struct dec *D, sg_graph *g, sg_node *n, uint64_t op
     if (g->kind == SG_GRAPH_MAIN || g->kind == SG_GRAPH_SUB) {
         const struct op_info *oi = NULL;
         sg_status st;
-        if ((st = op_lookup(D, &n->op_type, op_h, n->domain, &oi)) ||
+        if ((st = op_lookup(D, &n->op_type, op_h, n->domain, seen, &oi)) ||
             (st = sg__node_check_arity_schema(n, oi->schema, oi->opset, D->diag)))
             return st;
     }
@@ -1226,8 +1227,8 @@ static sg_status node_field(struct dec *D, sg_graph *g, sg_node *n, struct wr *r
 }
 
 static sg_status parse_node(struct dec *D, sg_graph *g, struct wr msg, size_t ordinal,
-                            struct pendings *pg, sg_node **out, uint64_t *op_h, uint64_t *node_h,
-                            bool *has_node_h)
+                            struct pendings *pg, sg_node **out, uint64_t *op_h,
+                            struct op_info **op_seen, uint64_t *node_h, bool *has_node_h)
 {
     const struct name_hashes *ring = ring_hashes(D, msg.p, ordinal);
     const uint64_t *hashes = ring ? ring->h : NULL;
@@ -1245,6 +1246,7 @@ static sg_status parse_node(struct dec *D, sg_graph *g, struct wr msg, size_t or
     int wt;
     const uint8_t *start = r.p;
     *op_h = 0;
+    *op_seen = NULL;
     while (wr_tag(&r, &f, &wt)) {
         const char **dst = f == 3 ? &name : f == 6 ? &doc : f == 7 ? &domain : NULL;
         if (f == 1 || f == 2 || f == 5) {
@@ -1262,9 +1264,10 @@ static sg_status parse_node(struct dec *D, sg_graph *g, struct wr msg, size_t or
             if (!read_name(D, &r, wt, "NodeProto string", &op, &len))
                 return status_of(D);
             *op_h = sg__strhash_n(op, len);
-            const struct op_info *seen = sg__strmap_get_n(&D->ops, op, len, *op_h);
+            struct op_info *seen = sg__strmap_get_n(&D->ops, op, len, *op_h);
             if (!(op_type = seen ? seen->op : sg_arena_strndup(D->a, op, len)))
                 return nomem(D);
+            *op_seen = seen;
         } else if (dst) {
             if (!(*dst = read_string(D, &r, wt, "NodeProto string")))
                 return status_of(D);
@@ -1335,9 +1338,10 @@ static sg_status decode_node(struct dec *D, sg_graph *g, struct wr msg, size_t o
 {
     sg_node *n = NULL;
     uint64_t op_h, node_h = 0;
+    struct op_info *op_seen;
     bool has_node_h = false;
-    sg_status st = parse_node(D, g, msg, ordinal, pg, &n, &op_h, &node_h, &has_node_h);
-    return st ? st : finish_node(D, g, n, op_h, has_node_h ? &node_h : NULL);
+    sg_status st = parse_node(D, g, msg, ordinal, pg, &n, &op_h, &op_seen, &node_h, &has_node_h);
+    return st ? st : finish_node(D, g, n, op_h, op_seen, has_node_h ? &node_h : NULL);
 }
 
 /* A graph input, output or value_info entry. */
