@@ -130,12 +130,41 @@ const char *sg__node_label(const sg_node *n)
 
 /* ---------------------------------------------------------- constants */
 
+/* The type of one of the last two initializers of g when it is exactly a
+ * plain tensor type of dtype and dims, else NULL. Passes add constants in
+ * runs of a few shapes (fold-bn: a weight, a bias, a weight, ...), and the
+ * IR replaces a value's type but never edits one in place, so such values
+ * can share it: 100,000 folded constants took 30 MB of types alone. */
+static sg_type *recent_const_type(const sg_graph *g, int32_t dtype, const int64_t *dims,
+                                  uint32_t rank)
+{
+    for (uint32_t k = 0; k < 2 && k < g->n_inits; k++) {
+        sg_type *t = g->inits[g->n_inits - 1 - k]->type;
+        if (!t || t->kind != SG_TYPE_TENSOR || !t->has_elem_type || t->elem_type != dtype ||
+            t->denotation || t->elem || t->has_key_type || t->unknown.len || t->inner_unknown.len ||
+            !t->shape || t->shape->rank != rank || t->shape->unknown.len)
+            continue;
+        uint32_t i = 0;
+        for (; i < rank; i++) {
+            const sg_dim *d = &t->shape->dims[i];
+            if (dims[i] < 0 || d->kind != SG_DIM_VALUE || d->value != dims[i] || d->denotation ||
+                d->unknown.len)
+                break;
+        }
+        if (i == rank)
+            return t;
+    }
+    return NULL;
+}
+
 sg_status sg__add_const(sg_graph *g, const char *base, int32_t dtype, const int64_t *dims,
                         uint32_t rank, const void *data, size_t nbytes, sg_value **out,
                         struct sg_diag *diag)
 {
     sg_model *m = g->model;
-    sg_type *type = sg_type_tensor(m, dtype, dims, (int)rank);
+    sg_type *type = recent_const_type(g, dtype, dims, rank);
+    if (!type)
+        type = sg_type_tensor(m, dtype, dims, (int)rank);
     sg_value *v = NULL;
     if (!type || sg_graph_add_value_fresh(g, base, type, &v, diag))
         return sg_diag_set(diag, SG_ENOMEM, "out of memory adding constant '%s'", base);
