@@ -80,18 +80,14 @@ static sg_status try_fuse(struct sg__atc_mock *c, sg_node *conv, enum sg_fusion_
     return st;
 }
 
+static sg_status fuse_node(struct sg__atc_mock *c, sg_node *n, void *pass)
+{
+    return is_conv(n) ? try_fuse(c, n, *(enum sg_fusion_pass_id *)pass) : SG_OK;
+}
+
 static sg_status run(struct sg__atc_mock *c, enum sg_fusion_pass_id pass)
 {
-    size_t n;
-    sg_node **order = sg__atc_snapshot(c, &n);
-    if (!order)
-        return c->diag->status;
-    sg_status st = SG_OK;
-    for (size_t i = 0; i < n && !st; i++)
-        if (!order[i]->dead && is_conv(order[i]))
-            st = try_fuse(c, order[i], pass);
-    sg_free(order);
-    return st;
+    return sg__atc_each_node(c, fuse_node, &pass);
 }
 
 const struct sg__atc_rule sg__atc_rule_conv_relu = {SG_FP_COMMON_RULES0, true, run};

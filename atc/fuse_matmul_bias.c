@@ -114,24 +114,18 @@ static sg_status fuse_gemm(struct sg__atc_mock *c, sg_node *gemm)
     return st ? sg_diag_set(c->diag, st, "out of memory") : SG_OK;
 }
 
+static sg_status fuse_node(struct sg__atc_mock *c, sg_node *n, void *ctx)
+{
+    (void)ctx;
+    if (sg__atc_is(n, "MatMul"))
+        return fuse_matmul(c, n);
+    return sg__atc_is(n, "Gemm") ? fuse_gemm(c, n) : SG_OK;
+}
+
 static sg_status run(struct sg__atc_mock *c, enum sg_fusion_pass_id pass)
 {
     (void)pass;
-    size_t n;
-    sg_node **order = sg__atc_snapshot(c, &n);
-    if (!order)
-        return c->diag->status;
-    sg_status st = SG_OK;
-    for (size_t i = 0; i < n && !st; i++) {
-        if (order[i]->dead)
-            continue;
-        if (sg__atc_is(order[i], "MatMul"))
-            st = fuse_matmul(c, order[i]);
-        else if (sg__atc_is(order[i], "Gemm"))
-            st = fuse_gemm(c, order[i]);
-    }
-    sg_free(order);
-    return st;
+    return sg__atc_each_node(c, fuse_node, NULL);
 }
 
 const struct sg__atc_rule sg__atc_rule_matmul_bias = {SG_FP_MATMUL_BIASADD, false, run};

@@ -94,9 +94,15 @@ sg_value *sg__atc_new_const_f32(struct sg__atc_mock *c, const char *base, const 
  * walk this snapshot and skip nodes a fusion removed (node->dead). */
 sg_node **sg__atc_snapshot(struct sg__atc_mock *c, size_t *n);
 
-/* Call fn on every node of op type `op` (default domain) still in c->g, in
- * the topological order of a snapshot taken first; stops at the first
- * failure. The common loop of rules anchored on one op. */
+/* Call fn on every node still in c->g, in the topological order of a
+ * snapshot taken first (nodes a fusion removed meanwhile are skipped);
+ * stops at the first failure. The common loop of the rules. */
+sg_status sg__atc_each_node(struct sg__atc_mock *c,
+                            sg_status (*fn)(struct sg__atc_mock *c, sg_node *n, void *ctx),
+                            void *ctx);
+
+/* sg__atc_each_node for the nodes of op type `op` (default domain): rules
+ * anchored on one op. */
 sg_status sg__atc_each_op(struct sg__atc_mock *c, const char *op,
                           sg_status (*fn)(struct sg__atc_mock *c, sg_node *n));
 

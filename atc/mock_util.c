@@ -208,8 +208,9 @@ sg_node **sg__atc_snapshot(struct sg__atc_mock *c, size_t *n)
     return order;
 }
 
-sg_status sg__atc_each_op(struct sg__atc_mock *c, const char *op,
-                          sg_status (*fn)(struct sg__atc_mock *c, sg_node *n))
+sg_status sg__atc_each_node(struct sg__atc_mock *c,
+                            sg_status (*fn)(struct sg__atc_mock *c, sg_node *n, void *ctx),
+                            void *ctx)
 {
     size_t n;
     sg_node **order = sg__atc_snapshot(c, &n);
@@ -217,10 +218,28 @@ sg_status sg__atc_each_op(struct sg__atc_mock *c, const char *op,
         return c->diag->status;
     sg_status st = SG_OK;
     for (size_t i = 0; i < n && !st; i++)
-        if (!order[i]->dead && sg__atc_is(order[i], op))
-            st = fn(c, order[i]);
+        if (!order[i]->dead)
+            st = fn(c, order[i], ctx);
     sg_free(order);
     return st;
+}
+
+struct each_op {
+    const char *op;
+    sg_status (*fn)(struct sg__atc_mock *c, sg_node *n);
+};
+
+static sg_status if_op(struct sg__atc_mock *c, sg_node *n, void *ctx)
+{
+    const struct each_op *e = ctx;
+    return sg__atc_is(n, e->op) ? e->fn(c, n) : SG_OK;
+}
+
+sg_status sg__atc_each_op(struct sg__atc_mock *c, const char *op,
+                          sg_status (*fn)(struct sg__atc_mock *c, sg_node *n))
+{
+    struct each_op e = {op, fn};
+    return sg__atc_each_node(c, if_op, &e);
 }
 
 sg_status sg__atc_copy_attr(sg_node *n, const sg_attr *a)
