@@ -599,19 +599,20 @@ static sg_status check_payload(struct dec *D, sg_tensor *t)
     if (numel < 0)
         return sg_diag_set(D->diag, SG_ERANGE, "tensor '%s' has dimensions whose product overflows",
                            tlabel(t));
-    if (t->has_segment || sg_tensor_is_external(t) || !t->has_dtype || !sg_dtype_valid(t->dtype))
+    const sg_tensor_extra *x = sg_tensor_get_extra(t);
+    if (x->has_segment || sg_tensor_is_external(t) || !t->has_dtype || !sg_dtype_valid(t->dtype))
         return SG_OK; /* partial, elsewhere, or a type we cannot size */
     size_t es = sg_dtype_size(t->dtype);
-    size_t payloads = (t->has_raw ? 1 : 0) + (t->n_float ? 1 : 0) + (t->n_int32 ? 1 : 0) +
-                      (t->n_int64 ? 1 : 0) + (t->n_double ? 1 : 0) + (t->n_uint64 ? 1 : 0) +
-                      (t->n_string ? 1 : 0);
+    size_t payloads = (t->has_raw ? 1 : 0) + (x->n_float ? 1 : 0) + (x->n_int32 ? 1 : 0) +
+                      (x->n_int64 ? 1 : 0) + (x->n_double ? 1 : 0) + (x->n_uint64 ? 1 : 0) +
+                      (x->n_string ? 1 : 0);
     if (payloads == 0)
         return SG_OK; /* no data given: an empty or shape-only tensor */
     if (t->dtype == SG_DTYPE_STRING) {
-        if (t->n_string != (uint64_t)numel)
+        if (x->n_string != (uint64_t)numel)
             return sg_diag_set(D->diag, SG_ESHAPE,
                                "tensor '%s' has %zu strings but its dims need %" PRId64, tlabel(t),
-                               t->n_string, numel);
+                               x->n_string, numel);
         return SG_OK;
     }
     if (es == 0)
@@ -633,22 +634,22 @@ static sg_status check_payload(struct dec *D, sg_tensor *t)
     return SG_OK;
 }
 
-static sg_status decode_segment(struct dec *D, struct wr msg, sg_tensor *t)
+static sg_status decode_segment(struct dec *D, struct wr msg, sg_tensor_extra *x)
 {
     struct ubuf u = {0};
     uint32_t f;
     int wt;
     const uint8_t *start = msg.p;
-    t->has_segment = true;
+    x->has_segment = true;
     while (wr_tag(&msg, &f, &wt)) {
         uint64_t v = 0;
         if (f == 1 || f == 2) {
             if (!read_varint(D, &msg, wt, &v, "TensorProto.Segment"))
                 return status_of(D);
             if (f == 1)
-                t->has_seg_begin = true, t->seg_begin = (int64_t)v;
+                x->has_seg_begin = true, x->seg_begin = (int64_t)v;
             else
-                t->has_seg_end = true, t->seg_end = (int64_t)v;
+                x->has_seg_end = true, x->seg_end = (int64_t)v;
         } else if (!skip_unknown(D, &msg, wt, start, &u, "TensorProto.Segment")) {
             return status_of(D);
         }
@@ -656,11 +657,10 @@ static sg_status decode_segment(struct dec *D, struct wr msg, sg_tensor *t)
     }
     if (msg.bad)
         return malformed(D, &msg, "TensorProto.Segment");
-    t->seg_unknown = unknown_of(&u);
+    x->seg_unknown = unknown_of(&u);
     return SG_OK;
 }
 
-/* Allocate an aligned array for `n` elements of `size` (NULL for none). */
 static void *scalars(struct dec *D, size_t n, size_t size, bool *ok)
 {
     if (!n)
@@ -673,6 +673,68 @@ static void *scalars(struct dec *D, size_t n, size_t size, bool *ok)
     return p;
 }
 
+/* Element counts of a TensorProto's repeated fields (see count_scalars),
+ * in one walk over the message. */
+struct tensor_counts {
+    size_t dims, floats, int32s, strings, int64s, doubles, uint64s, external;
+};
+
+static void count_tensor(struct wr msg, struct tensor_counts *c)
+{
+    uint32_t f;
+    int t;
+    while (wr_tag(&msg, &f, &t)) {
+        size_t *n;
+        int width = 0;
+        switch (f) {
+        case 1:
+            n = &c->dims;
+            break;
+        case 4:
+            n = &c->floats, width = 4;
+            break;
+        case 5:
+            n = &c->int32s;
+            break;
+        case 7:
+            n = &c->int64s;
+            break;
+        case 10:
+            n = &c->doubles, width = 8;
+            break;
+        case 11:
+            n = &c->uint64s;
+            break;
+        default:
+            c->strings += f == 6;
+            c->external += f == 13;
+            wr_skip(&msg, t);
+            continue;
+        }
+        if (t != WT_LEN) {
+            wr_skip(&msg, t);
+            (*n)++;
+            continue;
+        }
+        struct wr s = wr_len(&msg);
+        if (msg.bad)
+            return; /* the decoding loop stops here too */
+        if (width)
+            *n += (size_t)(s.end - s.p) / (size_t)width;
+        else
+            for (const uint8_t *p = s.p; p < s.end; p++)
+                *n += !(*p & 0x80);
+    }
+}
+
+/* t's extra fields, made on the first field that needs them. */
+static sg_tensor_extra *extra(struct dec *D, sg_tensor *t)
+{
+    if (!t->extra && !(t->extra = sg_arena_calloc(D->a, 1, sizeof *t->extra)))
+        nomem(D);
+    return t->extra;
+}
+
 static sg_tensor *decode_tensor(struct dec *D, struct wr msg)
 {
     sg_tensor *t = sg_arena_calloc(D->a, 1, sizeof *t);
@@ -682,27 +744,25 @@ static sg_tensor *decode_tensor(struct dec *D, struct wr msg)
     }
     /* Counts first: repeated fields become exact arrays. */
     bool ok = true;
-    size_t n_dims = count_scalars(msg, 1, 0);
-    if (n_dims > SG_MAX_RANK) {
-        sg_diag_set(D->diag, SG_ERANGE, "a tensor has rank %zu (more than %d)", n_dims,
+    struct tensor_counts cap = {0};
+    count_tensor(msg, &cap);
+    if (cap.dims > SG_MAX_RANK) {
+        sg_diag_set(D->diag, SG_ERANGE, "a tensor has rank %zu (more than %d)", cap.dims,
                     SG_MAX_RANK);
         return NULL;
     }
-    size_t cap_float = count_scalars(msg, 4, 4), cap_int32 = count_scalars(msg, 5, 0);
-    size_t cap_int64 = count_scalars(msg, 7, 0), cap_double = count_scalars(msg, 10, 8);
-    size_t cap_uint64 = count_scalars(msg, 11, 0), cap_string = count_field(msg, 6);
-    size_t cap_ext = count_field(msg, 13);
-    int64_t *dims = scalars(D, n_dims ? n_dims : 1, sizeof *dims, &ok);
-    float *fd = scalars(D, cap_float, sizeof *fd, &ok);
-    uint64_t *i32 = scalars(D, cap_int32, sizeof *i32, &ok); /* varints, narrowed below */
-    int64_t *i64 = scalars(D, cap_int64, sizeof *i64, &ok);
-    double *dd = scalars(D, cap_double, sizeof *dd, &ok);
-    uint64_t *u64 = scalars(D, cap_uint64, sizeof *u64, &ok);
-    sg_bytes *sd = scalars(D, cap_string, sizeof *sd, &ok);
-    sg_kv *ext = scalars(D, cap_ext, sizeof *ext, &ok);
+    int64_t *dims = scalars(D, cap.dims ? cap.dims : 1, sizeof *dims, &ok);
+    float *fd = scalars(D, cap.floats, sizeof *fd, &ok);
+    uint64_t *i32 = scalars(D, cap.int32s, sizeof *i32, &ok); /* varints, narrowed below */
+    int64_t *i64 = scalars(D, cap.int64s, sizeof *i64, &ok);
+    double *dd = scalars(D, cap.doubles, sizeof *dd, &ok);
+    uint64_t *u64 = scalars(D, cap.uint64s, sizeof *u64, &ok);
+    sg_bytes *sd = scalars(D, cap.strings, sizeof *sd, &ok);
+    sg_kv *ext = scalars(D, cap.external, sizeof *ext, &ok);
     if (!ok)
         return NULL;
-    size_t nd = 0, nf = 0, ni32 = 0, ni64 = 0, ndd = 0, nu64 = 0;
+    size_t nd = 0, nf = 0, ni32 = 0, ni64 = 0, ndd = 0, nu64 = 0, ns = 0, next = 0;
+    sg_tensor_extra *x = NULL;
     struct ubuf u = {0};
     uint32_t f;
     int wt;
@@ -712,7 +772,7 @@ static sg_tensor *decode_tensor(struct dec *D, struct wr msg)
         struct wr sub;
         switch (f) {
         case 1:
-            ok = read_scalars(D, &msg, wt, 0, dims, &nd, n_dims, "TensorProto.dims");
+            ok = read_scalars(D, &msg, wt, 0, dims, &nd, cap.dims, "TensorProto.dims");
             break;
         case 2:
             ok = read_varint(D, &msg, wt, &v, "TensorProto.data_type");
@@ -720,20 +780,23 @@ static sg_tensor *decode_tensor(struct dec *D, struct wr msg)
             t->dtype = (int32_t)v;
             break;
         case 3:
-            ok = read_msg(D, &msg, wt, &sub, "TensorProto.segment") && !decode_segment(D, sub, t);
+            ok = read_msg(D, &msg, wt, &sub, "TensorProto.segment") && (x = extra(D, t)) &&
+                 !decode_segment(D, sub, x);
             break;
         case 4:
-            ok = read_scalars(D, &msg, wt, 4, fd, &nf, cap_float, "TensorProto.float_data");
+            ok = read_scalars(D, &msg, wt, 4, fd, &nf, cap.floats, "TensorProto.float_data");
             break;
         case 5:
-            ok = read_scalars(D, &msg, wt, 0, i32, &ni32, cap_int32, "TensorProto.int32_data");
+            ok = read_scalars(D, &msg, wt, 0, i32, &ni32, cap.int32s, "TensorProto.int32_data");
             break;
         case 6:
-            ok = read_bytes(D, &msg, wt, &sd[t->n_string], "TensorProto.string_data");
-            t->n_string += ok;
+            /* The count walk saw every entry the decoding reaches. */
+            ok = ns < cap.strings ? read_bytes(D, &msg, wt, &sd[ns], "TensorProto.string_data")
+                                  : (malformed(D, &msg, "TensorProto.string_data"), false);
+            ns += ok;
             break;
         case 7:
-            ok = read_scalars(D, &msg, wt, 0, i64, &ni64, cap_int64, "TensorProto.int64_data");
+            ok = read_scalars(D, &msg, wt, 0, i64, &ni64, cap.int64s, "TensorProto.int64_data");
             break;
         case 8:
             ok = (t->name = read_string(D, &msg, wt, "TensorProto.name")) != NULL;
@@ -747,23 +810,27 @@ static sg_tensor *decode_tensor(struct dec *D, struct wr msg)
             break;
         }
         case 10:
-            ok = read_scalars(D, &msg, wt, 8, dd, &ndd, cap_double, "TensorProto.double_data");
+            ok = read_scalars(D, &msg, wt, 8, dd, &ndd, cap.doubles, "TensorProto.double_data");
             break;
         case 11:
-            ok = read_scalars(D, &msg, wt, 0, u64, &nu64, cap_uint64, "TensorProto.uint64_data");
+            ok = read_scalars(D, &msg, wt, 0, u64, &nu64, cap.uint64s, "TensorProto.uint64_data");
             break;
         case 12:
-            ok = (t->doc = read_string(D, &msg, wt, "TensorProto.doc_string")) != NULL;
+            ok = (x = extra(D, t)) &&
+                 (x->doc = read_string(D, &msg, wt, "TensorProto.doc_string")) != NULL;
             break;
         case 13:
-            ok = read_msg(D, &msg, wt, &sub, "TensorProto.external_data") &&
-                 !decode_kv(D, sub, &ext[t->n_external]);
-            t->n_external += ok;
+            ok = next < cap.external ? read_msg(D, &msg, wt, &sub, "TensorProto.external_data") &&
+                                           !decode_kv(D, sub, &ext[next])
+                                     : (malformed(D, &msg, "TensorProto.external_data"), false);
+            next += ok;
             break;
         case 14:
-            ok = read_varint(D, &msg, wt, &v, "TensorProto.data_location");
-            t->has_data_location = true;
-            t->data_location = (int32_t)v;
+            ok = read_varint(D, &msg, wt, &v, "TensorProto.data_location") && (x = extra(D, t));
+            if (ok) {
+                x->has_data_location = true;
+                x->data_location = (int32_t)v;
+            }
             break;
         default:
             ok = skip_unknown(D, &msg, wt, start, &u, "TensorProto");
@@ -782,21 +849,26 @@ static sg_tensor *decode_tensor(struct dec *D, struct wr msg)
     }
     t->dims = dims;
     t->rank = (uint32_t)nd;
-    t->float_data = fd, t->n_float = nf;
-    if (ni32) {
-        /* int32 fields are sign-extended varints: keep the low 32 bits. */
-        int32_t *narrow = (int32_t *)i32;
-        for (size_t i = 0; i < ni32; i++)
-            narrow[i] = (int32_t)(uint32_t)i32[i];
-        t->int32_data = narrow;
+    sg_unknown unknown = unknown_of(&u);
+    if (nf || ni32 || ni64 || ndd || nu64 || ns || next || unknown.len) {
+        if (!(x = extra(D, t)))
+            return NULL;
+        x->float_data = fd, x->n_float = nf;
+        if (ni32) {
+            /* int32 fields are sign-extended varints: keep the low 32 bits. */
+            int32_t *narrow = (int32_t *)i32;
+            for (size_t i = 0; i < ni32; i++)
+                narrow[i] = (int32_t)(uint32_t)i32[i];
+            x->int32_data = narrow;
+        }
+        x->n_int32 = ni32;
+        x->int64_data = i64, x->n_int64 = ni64;
+        x->double_data = dd, x->n_double = ndd;
+        x->uint64_data = u64, x->n_uint64 = nu64;
+        x->string_data = sd, x->n_string = ns;
+        x->external = ext, x->n_external = next;
+        x->unknown = unknown;
     }
-    t->n_int32 = ni32;
-    t->int64_data = i64, t->n_int64 = ni64;
-    t->double_data = dd, t->n_double = ndd;
-    t->uint64_data = u64, t->n_uint64 = nu64;
-    t->string_data = sd;
-    t->external = ext;
-    t->unknown = unknown_of(&u);
     if (sg_tensor_is_external(t))
         D->m->has_external = true;
     if (check_payload(D, t))

@@ -379,19 +379,20 @@ static size_t put_packed_varints(struct enc *E, uint32_t field, const void *p, s
 
 static size_t enc_segment(struct enc *E, const void *obj)
 {
-    const sg_tensor *t = obj;
+    const sg_tensor_extra *x = obj;
     size_t slot = begin(E), n = 0;
-    if (t->has_seg_begin)
-        n += put_varint(E, 1, (uint64_t)t->seg_begin);
-    if (t->has_seg_end)
-        n += put_varint(E, 2, (uint64_t)t->seg_end);
-    n += put_unknown(E, t->seg_unknown);
+    if (x->has_seg_begin)
+        n += put_varint(E, 1, (uint64_t)x->seg_begin);
+    if (x->has_seg_end)
+        n += put_varint(E, 2, (uint64_t)x->seg_end);
+    n += put_unknown(E, x->seg_unknown);
     return end(E, slot, n);
 }
 
 static size_t enc_tensor(struct enc *E, const void *obj)
 {
     sg_tensor *t = (sg_tensor *)obj;
+    const sg_tensor_extra *x = sg_tensor_get_extra(t);
     if (!t->save_plan && E->place && !E->write && E->place(E->place_ctx, t) != SG_OK)
         E->nomem = true;
     const struct sg__tensor_plan *plan = t->save_plan ? &(*E->plans)[t->save_plan - 1] : NULL;
@@ -403,26 +404,26 @@ static size_t enc_tensor(struct enc *E, const void *obj)
         n += put_varint(E, 1, (uint64_t)t->dims[i]);
     if (t->has_dtype)
         n += put_int32(E, 2, t->dtype);
-    if (t->has_segment)
-        n += PUT_MSG(E, 3, enc_segment, t);
+    if (x->has_segment)
+        n += PUT_MSG(E, 3, enc_segment, x);
     if (stored) {
-        n += put_packed_fixed(E, 4, t->float_data, t->n_float, 4);
-        n += put_packed_varints(E, 5, t->int32_data, t->n_int32, true);
+        n += put_packed_fixed(E, 4, x->float_data, x->n_float, 4);
+        n += put_packed_varints(E, 5, x->int32_data, x->n_int32, true);
     }
-    for (size_t i = 0; i < t->n_string; i++)
-        n += put_len_bytes(E, 6, t->string_data[i].data, t->string_data[i].len);
+    for (size_t i = 0; i < x->n_string; i++)
+        n += put_len_bytes(E, 6, x->string_data[i].data, x->string_data[i].len);
     if (stored)
-        n += put_packed_varints(E, 7, t->int64_data, t->n_int64, false);
+        n += put_packed_varints(E, 7, x->int64_data, x->n_int64, false);
     n += put_string(E, 8, t->name);
     if (stored && t->has_raw)
         n += put_len_bytes(E, 9, t->raw, t->raw_len);
     else if (how == SG__KEEP_INLINE && sg_tensor_is_external(t))
-        n += put_len_bytes(E, 9, t->ext_data, t->ext_len); /* brought inline */
+        n += put_len_bytes(E, 9, x->ext_data, x->ext_len); /* brought inline */
     if (stored) {
-        n += put_packed_fixed(E, 10, t->double_data, t->n_double, 8);
-        n += put_packed_varints(E, 11, t->uint64_data, t->n_uint64, false);
+        n += put_packed_fixed(E, 10, x->double_data, x->n_double, 8);
+        n += put_packed_varints(E, 11, x->uint64_data, x->n_uint64, false);
     }
-    n += put_string(E, 12, t->doc);
+    n += put_string(E, 12, x->doc);
     if (how == SG__NEW_EXTERNAL) {
         char off[24], len[24];
         snprintf(off, sizeof off, "%" PRIu64, plan->offset);
@@ -431,11 +432,11 @@ static size_t enc_tensor(struct enc *E, const void *obj)
         n += put_kvs(E, 13, kv, 3);
         n += put_int32(E, 14, 1);
     } else if (how != SG__KEEP_INLINE || !sg_tensor_is_external(t)) {
-        n += put_kvs(E, 13, t->external, t->n_external);
-        if (t->has_data_location)
-            n += put_int32(E, 14, t->data_location);
+        n += put_kvs(E, 13, x->external, x->n_external);
+        if (x->has_data_location)
+            n += put_int32(E, 14, x->data_location);
     }
-    n += put_unknown(E, t->unknown);
+    n += put_unknown(E, x->unknown);
     return end(E, slot, n);
 }
 

@@ -53,9 +53,10 @@ const char *sg__dims_str(const int64_t *dims, uint32_t rank)
 
 static const char *kv_get(const sg_tensor *t, const char *key)
 {
-    for (size_t i = 0; i < t->n_external; i++)
-        if (t->external[i].key && strcmp(t->external[i].key, key) == 0)
-            return t->external[i].value;
+    const sg_tensor_extra *x = sg_tensor_get_extra(t);
+    for (size_t i = 0; i < x->n_external; i++)
+        if (x->external[i].key && strcmp(x->external[i].key, key) == 0)
+            return x->external[i].value;
     return NULL;
 }
 
@@ -215,9 +216,10 @@ static sg_status resolve_one(sg_tensor *t, void *ctx)
                            "tensor '%s' has %" PRIu64
                            " bytes of external data but dims %s need %zu",
                            tname, length, sg__dims_str(t->dims, t->rank), want);
-    t->ext_blob = b;
-    t->ext_data = b->data ? (const uint8_t *)b->data + offset : (const uint8_t *)"";
-    t->ext_len = (size_t)length;
+    sg_tensor_extra *x = t->extra; /* set: t is external */
+    x->ext_blob = b;
+    x->ext_data = b->data ? (const uint8_t *)b->data + offset : (const uint8_t *)"";
+    x->ext_len = (size_t)length;
     return SG_OK;
 }
 

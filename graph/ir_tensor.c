@@ -30,9 +30,18 @@ size_t sg_tensor_nbytes(const sg_tensor *t)
     return (size_t)n * es;
 }
 
+const sg_tensor_extra sg__tensor_no_extra;
+
+sg_tensor_extra *sg_tensor_make_extra(sg_model *m, sg_tensor *t)
+{
+    if (!t->extra)
+        t->extra = sg_arena_calloc(m->arena, 1, sizeof *t->extra);
+    return t->extra;
+}
+
 bool sg_tensor_is_external(const sg_tensor *t)
 {
-    return t->has_data_location && t->data_location == 1;
+    return t->extra && t->extra->has_data_location && t->extra->data_location == 1;
 }
 
 static const char *tname(const sg_tensor *t)
@@ -86,13 +95,14 @@ const void *sg_tensor_data(sg_model *m, sg_tensor *t, size_t *nbytes, struct sg_
     const void *src = NULL;
     size_t have = 0, count = 0, src_size = 0;
     bool direct = false;
+    const sg_tensor_extra *x = sg_tensor_get_extra(t);
     if (sg_tensor_is_external(t)) {
-        if (!t->ext_data && want) {
+        if (!x->ext_data && want) {
             sg_diag_set(diag, SG_ENOTFOUND, "external data of tensor '%s' is not loaded", tname(t));
             return NULL;
         }
-        src = t->ext_data;
-        have = t->ext_len;
+        src = x->ext_data;
+        have = x->ext_len;
         direct = true;
     } else if (t->has_raw) {
         src = t->raw;
@@ -103,26 +113,26 @@ const void *sg_tensor_data(sg_model *m, sg_tensor *t, size_t *nbytes, struct sg_
         switch (t->dtype) {
         case SG_DTYPE_FLOAT:
         case SG_DTYPE_COMPLEX64:
-            src = t->float_data, count = t->n_float, src_size = 4, direct = true;
+            src = x->float_data, count = x->n_float, src_size = 4, direct = true;
             break;
         case SG_DTYPE_DOUBLE:
         case SG_DTYPE_COMPLEX128:
-            src = t->double_data, count = t->n_double, src_size = 8, direct = true;
+            src = x->double_data, count = x->n_double, src_size = 8, direct = true;
             break;
         case SG_DTYPE_INT64:
-            src = t->int64_data, count = t->n_int64, src_size = 8, direct = true;
+            src = x->int64_data, count = x->n_int64, src_size = 8, direct = true;
             break;
         case SG_DTYPE_UINT64:
-            src = t->uint64_data, count = t->n_uint64, src_size = 8, direct = true;
+            src = x->uint64_data, count = x->n_uint64, src_size = 8, direct = true;
             break;
         case SG_DTYPE_INT32:
-            src = t->int32_data, count = t->n_int32, src_size = 4, direct = true;
+            src = x->int32_data, count = x->n_int32, src_size = 4, direct = true;
             break;
         case SG_DTYPE_UINT32:
-            src = t->uint64_data, count = t->n_uint64, src_size = 8;
+            src = x->uint64_data, count = x->n_uint64, src_size = 8;
             break;
         default: /* 8/16-bit types and bool travel in int32_data */
-            src = t->int32_data, count = t->n_int32, src_size = 4;
+            src = x->int32_data, count = x->n_int32, src_size = 4;
             break;
         }
         if (count != (size_t)numel * per) {
@@ -175,16 +185,19 @@ sg_status sg_tensor_set_raw(sg_model *m, sg_tensor *t, const void *data, size_t 
     t->has_raw = true;
     t->raw = data;
     t->raw_len = nbytes;
-    t->float_data = NULL, t->n_float = 0;
-    t->int32_data = NULL, t->n_int32 = 0;
-    t->int64_data = NULL, t->n_int64 = 0;
-    t->double_data = NULL, t->n_double = 0;
-    t->uint64_data = NULL, t->n_uint64 = 0;
-    t->string_data = NULL, t->n_string = 0;
-    t->has_data_location = false;
-    t->data_location = 0;
-    t->external = NULL, t->n_external = 0;
-    t->ext_data = NULL, t->ext_len = 0, t->ext_blob = NULL;
+    sg_tensor_extra *x = t->extra;
+    if (x) {
+        x->float_data = NULL, x->n_float = 0;
+        x->int32_data = NULL, x->n_int32 = 0;
+        x->int64_data = NULL, x->n_int64 = 0;
+        x->double_data = NULL, x->n_double = 0;
+        x->uint64_data = NULL, x->n_uint64 = 0;
+        x->string_data = NULL, x->n_string = 0;
+        x->has_data_location = false;
+        x->data_location = 0;
+        x->external = NULL, x->n_external = 0;
+        x->ext_data = NULL, x->ext_len = 0, x->ext_blob = NULL;
+    }
     t->native = NULL;
     return SG_OK;
 }

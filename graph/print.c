@@ -129,13 +129,14 @@ static void put_tensor(FILE *out, sg_model *m, sg_tensor *t)
     fprintf(out, "%s", t->has_dtype ? sg_dtype_name(t->dtype) : "?");
     put_dims(out, t->dims, t->rank);
     if (t->dtype == SG_DTYPE_STRING) {
+        const sg_tensor_extra *x = sg_tensor_get_extra(t);
         fputs(" = [", out);
-        for (size_t i = 0; i < t->n_string && i < MAX_SHOWN; i++) {
+        for (size_t i = 0; i < x->n_string && i < MAX_SHOWN; i++) {
             if (i)
                 fputc(',', out);
-            put_bytes(out, t->string_data[i].data, t->string_data[i].len);
+            put_bytes(out, x->string_data[i].data, x->string_data[i].len);
         }
-        fputs(t->n_string > MAX_SHOWN ? ",...]" : "]", out);
+        fputs(x->n_string > MAX_SHOWN ? ",...]" : "]", out);
         return;
     }
     if (sg_tensor_is_external(t))

@@ -52,7 +52,7 @@ struct layout {
 static size_t tensor_bytes(const sg_tensor *t)
 {
     if (sg_tensor_is_external(t))
-        return t->ext_len;
+        return t->extra->ext_len;
     if (t->dtype == SG_DTYPE_STRING)
         return 0;
     if (t->has_raw)
@@ -79,13 +79,14 @@ static void decide(struct saver *S, struct sg__tensor_plan *pl)
     size_t threshold = o->size_threshold ? o->size_threshold : DEFAULT_THRESHOLD;
     sg_tensor *t = pl->t;
     size_t bytes = tensor_bytes(t);
-    bool can_move = t->dtype != SG_DTYPE_STRING && sg_dtype_size(t->dtype) && !t->has_segment;
+    bool can_move = t->dtype != SG_DTYPE_STRING && sg_dtype_size(t->dtype) &&
+                    !sg_tensor_get_extra(t)->has_segment;
     pl->len = bytes;
     if (sg_tensor_is_external(t)) {
         if (o->ext_mode == SG_EXT_INLINE)
             pl->how = SG__KEEP_INLINE;
         else if (o->ext_mode == SG_EXT_AUTO && S->L->same_folder && !S->data_name_is_kept &&
-                 t->ext_blob)
+                 t->extra->ext_blob)
             pl->how = SG__KEEP_EXTERNAL;
         else if (o->ext_mode == SG_EXT_FILE && bytes < threshold)
             pl->how = SG__KEEP_INLINE;
@@ -172,17 +173,18 @@ static sg_status write_data_file(struct saver *S, const struct layout *L, char *
         if (pl->offset > written)
             sg__sink_append(&sink, zeros, (size_t)(pl->offset - written));
         sg_tensor *t = pl->t;
-        if (sg_tensor_is_external(t) && t->ext_blob && t->ext_blob->real) {
+        const sg_tensor_extra *x = sg_tensor_get_extra(t);
+        if (sg_tensor_is_external(t) && x->ext_blob && x->ext_blob->real) {
             /* From another data file: let the kernel copy it. */
             sg__sink_flush(&sink);
-            uint64_t at = (uint64_t)(t->ext_data - (const uint8_t *)t->ext_blob->data);
-            int err = sink.err ? 0 : copy_range(t->ext_blob->real, at, t->ext_len, fd);
+            uint64_t at = (uint64_t)(x->ext_data - (const uint8_t *)x->ext_blob->data);
+            int err = sink.err ? 0 : copy_range(x->ext_blob->real, at, x->ext_len, fd);
             if (err) {
                 /* Filesystems without copy_file_range: write from the mapping. */
                 if (err != EXDEV && err != ENOSYS && err != EOPNOTSUPP && err != EINVAL)
                     sink.err = err;
                 else if (lseek(fd, (off_t)pl->offset, SEEK_SET) >= 0)
-                    sg__sink_append(&sink, t->ext_data, t->ext_len);
+                    sg__sink_append(&sink, x->ext_data, x->ext_len);
                 else
                     sink.err = errno;
             }

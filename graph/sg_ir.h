@@ -111,23 +111,17 @@ struct sg_type {
 
 #define SG_MAX_RANK 64
 
-/* Tensor payload fields, mirroring TensorProto so that a file's choice of
- * field survives a round trip. Use sg_tensor_data() for the values. */
-struct sg_tensor {
-    const char *name;
+/* The TensorProto fields most tensors do not have, out of line so that
+ * the hundreds of thousands of small initializers of a big model do not
+ * each carry them (sg_tensor.extra is NULL when all are absent). Typed
+ * payloads: a file's choice of field survives a round trip; more than one
+ * set, or one set beside raw data, only in malformed files. */
+typedef struct sg_tensor_extra {
     const char *doc;
-    bool has_dtype;
-    int32_t dtype;
-    int64_t *dims;
-    uint32_t rank;
     bool has_segment, has_seg_begin, has_seg_end;
     int64_t seg_begin, seg_end;
     sg_unknown seg_unknown;
 
-    /* In-file payloads; more than one set only in malformed files. */
-    bool has_raw;
-    const uint8_t *raw;
-    size_t raw_len;
     const float *float_data;
     size_t n_float;
     const int32_t *int32_data;
@@ -151,12 +145,37 @@ struct sg_tensor {
     size_t ext_len;
     sg_blob *ext_blob; /* borrowed: the model keeps its mappings until freed */
 
-    sg_blob *owner;     /* holds `raw` when it is not in the arena (one reference) */
-    uint32_t save_plan; /* scratch of the saver: index + 1 of its placement */
+    sg_unknown unknown; /* fields of TensorProto this version does not know */
+} sg_tensor_extra;
+
+/* A tensor: header, raw payload, and the rest in `extra`. Use
+ * sg_tensor_data() for the values. */
+struct sg_tensor {
+    const char *name;
+    int64_t *dims;
+    uint32_t rank;
+    int32_t dtype;
+    bool has_dtype;
+    bool has_raw;       /* raw_data given (possibly empty) */
     bool listed;        /* in the model's list of tensors holding a blob */
-    void *native;       /* cached native-layout copy made by sg_tensor_data */
-    sg_unknown unknown;
+    uint32_t save_plan; /* scratch of the saver: index + 1 of its placement */
+    const uint8_t *raw;
+    size_t raw_len;
+    sg_blob *owner;         /* holds `raw` when it is not in the arena (one reference) */
+    void *native;           /* cached native-layout copy made by sg_tensor_data */
+    sg_tensor_extra *extra; /* NULL: none of its fields is set */
 };
+
+/* t's extra fields, all absent (zero) when it has none: never NULL. */
+extern const sg_tensor_extra sg__tensor_no_extra;
+static inline const sg_tensor_extra *sg_tensor_get_extra(const sg_tensor *t)
+{
+    return t->extra ? t->extra : &sg__tensor_no_extra;
+}
+
+/* t's extra fields for writing, made (zeroed, in m's arena) on first use;
+ * NULL when out of memory. */
+sg_tensor_extra *sg_tensor_make_extra(sg_model *m, sg_tensor *t);
 
 /* Reference-counted memory: a malloc'd block or a read-only file mapping. */
 struct sg_blob {

@@ -29,26 +29,27 @@ static sg_status copy_out(sg_model *m, sg_tensor *t, const char *path, struct sg
     if (t->name && !(a.name = sg_strdup(t->name)))
         goto nomem;
     if (t->dtype == SG_DTYPE_STRING) {
+        const sg_tensor_extra *x = sg_tensor_get_extra(t);
         int64_t n = sg_tensor_numel(t);
-        if (n < 0 || (uint64_t)n != t->n_string) {
+        if (n < 0 || (uint64_t)n != x->n_string) {
             sg_array_free(&a);
-            return sg_diag_set(diag, SG_ESHAPE, "%s: %zu strings for shape %s", path, t->n_string,
+            return sg_diag_set(diag, SG_ESHAPE, "%s: %zu strings for shape %s", path, x->n_string,
                                sg__dims_str(t->dims, t->rank));
         }
         size_t total = 0;
-        for (size_t i = 0; i < t->n_string; i++)
-            total += t->string_data[i].len;
+        for (size_t i = 0; i < x->n_string; i++)
+            total += x->string_data[i].len;
         /* One block: the entries, then the bytes they point to. */
-        a.strings = sg_malloc(t->n_string * sizeof *a.strings + total + 1);
+        a.strings = sg_malloc(x->n_string * sizeof *a.strings + total + 1);
         if (!a.strings)
             goto nomem;
-        uint8_t *bytes = (uint8_t *)(a.strings + t->n_string);
-        for (size_t i = 0; i < t->n_string; i++) {
-            if (t->string_data[i].len)
-                memcpy(bytes, t->string_data[i].data, t->string_data[i].len);
+        uint8_t *bytes = (uint8_t *)(a.strings + x->n_string);
+        for (size_t i = 0; i < x->n_string; i++) {
+            if (x->string_data[i].len)
+                memcpy(bytes, x->string_data[i].data, x->string_data[i].len);
             a.strings[i].data = bytes;
-            a.strings[i].len = t->string_data[i].len;
-            bytes += t->string_data[i].len;
+            a.strings[i].len = x->string_data[i].len;
+            bytes += x->string_data[i].len;
         }
         *out = a;
         return SG_OK;

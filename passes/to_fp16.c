@@ -165,7 +165,14 @@ static sg_tensor *half_tensor(struct ctx *c, sg_tensor *t, const char *name)
         sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
         return NULL;
     }
-    h->doc = t->doc;
+    if (t->extra && t->extra->doc) {
+        sg_tensor_extra *x = sg_tensor_make_extra(c->m, h);
+        if (!x) {
+            sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
+            return NULL;
+        }
+        x->doc = t->extra->doc;
+    }
     if (clamped)
         sg_report_info(c->rep, "values clamped to +-65504", "%s: %zu", name ? name : "(tensor)",
                        clamped);

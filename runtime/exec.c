@@ -221,11 +221,12 @@ sg_status sg_rt_value_from_tensor(sg_model *m, sg_tensor *t, sg_rt_value **out,
 {
     *out = NULL;
     if (t->dtype == SG_DTYPE_STRING) {
+        const sg_tensor_extra *x = sg_tensor_get_extra(t);
         int64_t n = sg_tensor_numel(t);
-        if (n < 0 || (uint64_t)n != t->n_string)
+        if (n < 0 || (uint64_t)n != x->n_string)
             return sg_diag_set(diag, SG_ESHAPE, "string tensor '%s' has %zu strings for %lld",
-                               t->name ? t->name : "", t->n_string, (long long)n);
-        return sg__rt_borrow(SG_DTYPE_STRING, t->string_data, t->dims, t->rank, out, diag);
+                               t->name ? t->name : "", x->n_string, (long long)n);
+        return sg__rt_borrow(SG_DTYPE_STRING, x->string_data, t->dims, t->rank, out, diag);
     }
     size_t nbytes;
     const void *data = sg_tensor_data(m, t, &nbytes, diag);

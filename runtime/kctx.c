@@ -252,11 +252,12 @@ sg_status sg_ktensor_value(struct sg_kctx *k, sg_tensor *t, sg_rt_value **out)
     sg_status st;
     *out = NULL;
     if (t->dtype == SG_DTYPE_STRING) {
+        const sg_tensor_extra *x = sg_tensor_get_extra(t);
         int64_t n = sg_tensor_numel(t);
-        if (n < 0 || (uint64_t)n != t->n_string)
+        if (n < 0 || (uint64_t)n != x->n_string)
             return sg_kfail(k, SG_ESHAPE, "string tensor with %zu strings for shape %s",
-                            t->n_string, sg_kdims(k, t->dims, t->rank));
-        st = sg__rt_borrow(SG_DTYPE_STRING, t->string_data, t->dims, t->rank, out, &d);
+                            x->n_string, sg_kdims(k, t->dims, t->rank));
+        st = sg__rt_borrow(SG_DTYPE_STRING, x->string_data, t->dims, t->rank, out, &d);
     } else {
         size_t nbytes;
         const void *data = sg_tensor_data(k->model, t, &nbytes, &d);

@@ -93,29 +93,31 @@ static sg_status count_tensor(sg_tensor *t, void *ctx)
     struct stats *s = ctx;
     if (!sg_tensor_is_external(t))
         return SG_OK;
-    const char *path = t->ext_blob ? t->ext_blob->path : "(unresolved)";
+    const sg_tensor_extra *x = t->extra; /* set: t is external */
+    const char *path = x->ext_blob ? x->ext_blob->path : "(unresolved)";
     for (size_t i = 0; i < s->n_files; i++)
         if (strcmp(s->files[i].path, path) == 0) {
             s->files[i].tensors++;
-            s->files[i].bytes += t->ext_len;
+            s->files[i].bytes += x->ext_len;
             return SG_OK;
         }
     s->files = grow(s->files, &s->cap_files, s->n_files, sizeof *s->files, &s->oom);
     if (s->n_files < s->cap_files)
-        s->files[s->n_files++] = (struct ext_file){path, 1, t->ext_len};
+        s->files[s->n_files++] = (struct ext_file){path, 1, x->ext_len};
     return SG_OK;
 }
 
 static size_t tensor_size(const sg_tensor *t)
 {
+    const sg_tensor_extra *x = sg_tensor_get_extra(t);
     if (sg_tensor_is_external(t))
-        return t->ext_len;
+        return x->ext_len;
     if (t->has_raw)
         return t->raw_len;
     if (t->dtype == SG_DTYPE_STRING) {
         size_t total = 0;
-        for (size_t i = 0; i < t->n_string; i++)
-            total += t->string_data[i].len;
+        for (size_t i = 0; i < x->n_string; i++)
+            total += x->string_data[i].len;
         return total;
     }
     return sg_tensor_nbytes(t);
