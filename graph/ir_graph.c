@@ -434,6 +434,20 @@ sg_status sg_value_set_initializer(sg_value *v, sg_tensor *t)
     return SG_OK;
 }
 
+/* Detach v's sparse initializer from its graph's list. */
+static void drop_sparse_init(sg_value *v)
+{
+    sg_graph *g = v->graph;
+    uint32_t w = 0;
+    for (uint32_t r = 0; r < g->n_sparse_inits; r++)
+        if (g->sparse_inits[r] != v->sparse_init)
+            g->sparse_inits[w++] = g->sparse_inits[r];
+    g->n_sparse_inits = w;
+    v->sparse_init = NULL;
+    if (!v->init)
+        v->flags &= ~(uint32_t)SG_VALUE_INITIALIZER;
+}
+
 sg_status sg_value_remove(sg_value *v)
 {
     if (v->producer || v->n_uses || (v->flags & (SG_VALUE_INPUT | SG_VALUE_OUTPUT)))
@@ -443,19 +457,45 @@ sg_status sg_value_remove(sg_value *v)
         sg_graph_remove_value_info(g, v);
     if (v->init)
         sg_value_set_initializer(v, NULL);
-    if (v->sparse_init) {
-        uint32_t w = 0;
-        for (uint32_t r = 0; r < g->n_sparse_inits; r++)
-            if (g->sparse_inits[r] != v->sparse_init)
-                g->sparse_inits[w++] = g->sparse_inits[r];
-        g->n_sparse_inits = w;
-        v->sparse_init = NULL;
-    }
+    if (v->sparse_init)
+        drop_sparse_init(v);
     sg_value *outer = v->outer;
     sg__strmap_del(g->values_map, v->name);
     if (outer) {
         v->outer = NULL;
         sg__value_drop_use(outer, g->owner, SG_USE_IMPLICIT);
+    }
+    return SG_OK;
+}
+
+sg_status sg_graph_remove_values(sg_graph *g, sg_value *const *vals, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const sg_value *v = vals[i];
+        if (v->graph != g || v->producer || v->n_uses ||
+            (v->flags & (SG_VALUE_INPUT | SG_VALUE_OUTPUT)))
+            return SG_EINUSE;
+    }
+    if (n < 2) /* nothing to batch */
+        return n ? sg_value_remove(vals[0]) : SG_OK;
+    const char **names = sg_malloc(n * sizeof *names);
+    if (!names)
+        return SG_ENOMEM;
+    sg_graph_unlist_values(g, vals, n, SG_VALUE_INFO | SG_VALUE_INITIALIZER);
+    for (size_t i = 0; i < n; i++) {
+        sg_value *v = vals[i];
+        names[i] = v->name;
+        if (v->sparse_init)
+            drop_sparse_init(v);
+    }
+    sg__strmap_del_many(g->values_map, names, n);
+    sg_free(names);
+    for (size_t i = 0; i < n; i++) {
+        sg_value *v = vals[i], *outer = v->outer;
+        if (outer) {
+            v->outer = NULL;
+            sg__value_drop_use(outer, g->owner, SG_USE_IMPLICIT);
+        }
     }
     return SG_OK;
 }

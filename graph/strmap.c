@@ -217,16 +217,11 @@ sg_status sg__strmap_add_h(struct sg__strmap *m, const char *key, uint64_t h, vo
     return SG_OK;
 }
 
-bool sg__strmap_del(struct sg__strmap *m, const char *key)
+/* Delete the entry at slot i; backward-shift deletion keeps every probe
+ * chain unbroken. */
+static void del_slot(struct sg__strmap *m, size_t i)
 {
-    if (!m->cap)
-        return false;
-    size_t mask = m->cap - 1;
-    size_t i = find_slot(m, key, sg__strhash(key));
-    if (!m->tags[i])
-        return false;
-    /* Backward-shift deletion keeps every probe chain unbroken. */
-    size_t j = i;
+    size_t mask = m->cap - 1, j = i;
     for (;;) {
         j = (j + 1) & mask;
         if (!m->tags[j])
@@ -242,5 +237,73 @@ bool sg__strmap_del(struct sg__strmap *m, const char *key)
     m->slots[i].value = NULL;
     m->tags[i] = 0;
     m->count--;
+}
+
+bool sg__strmap_del(struct sg__strmap *m, const char *key)
+{
+    if (!m->cap)
+        return false;
+    size_t i = find_slot(m, key, sg__strhash(key));
+    if (!m->tags[i])
+        return false;
+    del_slot(m, i);
     return true;
+}
+
+/* Below this many keys, or a sixty-fourth of the table, one by one. */
+#define DEL_MANY_MIN 1024
+
+size_t sg__strmap_del_many(struct sg__strmap *m, const char *const *keys, size_t n)
+{
+    size_t removed = 0;
+    if (!m->cap || !n)
+        return 0;
+    uint64_t *order =
+        n >= DEL_MANY_MIN && n >= m->cap / 64 ? sg_malloc(2 * n * sizeof *order) : NULL;
+    if (!order) {
+        for (size_t k = 0; k < n; k++)
+            removed += sg__strmap_del(m, keys[k]);
+        return removed;
+    }
+    /* Entries sorted by home slot: (tag << 32 | index), by the tag's low
+     * bits (the home slot), in two buffers for a least-significant-digit
+     * radix sort. */
+    uint64_t *tmp = order + n;
+    for (size_t k = 0; k < n; k++) /* n < 2^32: n <= count < cap */
+        order[k] = (uint64_t)tag_of(sg__strhash(keys[k])) << 32 | (uint64_t)k;
+    unsigned bits = 0;
+    while (((size_t)1 << bits) < m->cap)
+        bits++;
+    for (unsigned shift = 32; shift < 32 + bits; shift += 11) {
+        size_t count[2048] = {0};
+        unsigned width = 32 + bits - shift < 11 ? 32 + bits - shift : 11;
+        uint64_t digit = ((uint64_t)1 << width) - 1;
+        for (size_t k = 0; k < n; k++)
+            count[(order[k] >> shift) & digit]++;
+        for (size_t d = 0, sum = 0; d <= digit; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t k = 0; k < n; k++)
+            tmp[count[(order[k] >> shift) & digit]++] = order[k];
+        uint64_t *swap = order;
+        order = tmp;
+        tmp = swap;
+    }
+    size_t mask = m->cap - 1;
+    for (size_t k = 0; k < n; k++) {
+        const char *key = keys[(uint32_t)order[k]];
+        uint32_t tag = (uint32_t)(order[k] >> 32);
+        for (size_t i = tag & mask; m->tags[i]; i = (i + 1) & mask) {
+            const char *have = m->slots[i].key;
+            if (m->tags[i] == tag && (have == key || strcmp(have, key) == 0)) {
+                del_slot(m, i);
+                removed++;
+                break;
+            }
+        }
+    }
+    sg_free(order < tmp ? order : tmp);
+    return removed;
 }

@@ -65,4 +65,10 @@ sg_status sg__strmap_reserve(struct sg__strmap *m, size_t count);
 /* Remove key; returns whether it was present. */
 bool sg__strmap_del(struct sg__strmap *m, const char *key);
 
+/* Remove each of keys[0..n) that is present, like n calls of
+ * sg__strmap_del, but in table order: a big batch then walks the table
+ * about once instead of missing the cache on every key. Returns how many
+ * were removed. */
+size_t sg__strmap_del_many(struct sg__strmap *m, const char *const *keys, size_t n);
+
 #endif

@@ -301,6 +301,7 @@ sg_status sg__remove_constants(sg_value **vals, size_t n, bool old_ir, struct sg
                                struct sg_diag *diag)
 {
     size_t k = 0;
+    bool one_graph = true;
     for (size_t i = 0; i < n; i++) {
         sg_value *v = vals[i];
         bool input_ok = old_ir && v->init && v->graph->kind == SG_GRAPH_MAIN;
@@ -308,22 +309,34 @@ sg_status sg__remove_constants(sg_value **vals, size_t n, bool old_ir, struct sg
             (v->flags & SG_VALUE_OUTPUT) || ((v->flags & SG_VALUE_INPUT) && !input_ok))
             continue;
         sg_report_change(rep, "unused constant removed", "%s", v->name);
+        one_graph = one_graph && (!k || v->graph == vals[0]->graph);
         vals[k++] = v;
     }
-    if (k > 1)
+    /* Grouped by graph; sorting hundreds of thousands of values of the one
+     * graph most passes see would cost a cache miss per comparison. */
+    if (!one_graph)
         qsort(vals, k, sizeof *vals, cmp_graph);
     uint32_t lists = SG_VALUE_INFO | SG_VALUE_INITIALIZER | (old_ir ? SG_VALUE_INPUT : 0u);
     for (size_t i = 0, j; i < k; i = j) {
-        for (j = i + 1; j < k && vals[j]->graph == vals[i]->graph;)
+        sg_graph *g = vals[i]->graph;
+        for (j = i + 1; j < k && vals[j]->graph == g;)
             j++;
-        sg_graph_unlist_values(vals[i]->graph, vals + i, j - i, lists);
-    }
-    for (size_t i = 0; i < k; i++) {
-        sg_value *v = vals[i];
-        const char *name = v->name;
-        sg_status st = v->producer ? sg_node_remove(v->producer, diag) : sg_value_remove(v);
+        sg_graph_unlist_values(g, vals + i, j - i, lists);
+        /* Constant nodes go one by one; initializers in one batch per graph. */
+        size_t inits = i;
+        sg_status st = SG_OK;
+        for (size_t r = i; r < j; r++) {
+            sg_value *v = vals[r];
+            const char *name = v->name;
+            if (!v->producer)
+                vals[inits++] = v;
+            else if ((st = sg_node_remove(v->producer, diag)))
+                return sg_diag_set(diag, st, "cannot remove constant '%s'", name);
+        }
+        st = sg_graph_remove_values(g, vals + i, inits - i);
         if (st)
-            return sg_diag_set(diag, st, "cannot remove constant '%s'", name);
+            return sg_diag_set(diag, st, "cannot remove constants of graph '%s'",
+                               g->name ? g->name : "");
     }
     return SG_OK;
 }

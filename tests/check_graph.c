@@ -344,6 +344,87 @@ START_TEST(test_strmap_churn)
 }
 END_TEST
 
+/* Batch removal: big batches (sorted by slot) and small ones (one by one)
+ * leave the map as single deletions would; absent keys, repeats and equal
+ * keys at other addresses are fine. */
+START_TEST(test_strmap_del_many)
+{
+    enum { N = 6000 };
+    static char keys[N][16], copies[N][16];
+    const char *batch[N + 3];
+    for (int small = 0; small < 2; small++) {
+        struct sg__strmap m = {0};
+        for (int i = 0; i < N; i++) {
+            snprintf(keys[i], sizeof keys[i], "k%d", i);
+            snprintf(copies[i], sizeof copies[i], "k%d", i);
+            ck_assert_int_eq(sg__strmap_put(&m, keys[i], keys[i]), SG_OK);
+        }
+        size_t n = 0, want = 0;
+        for (int i = 0; i < N && n < (small ? 300u : (size_t)N); i += 3, want++)
+            batch[n++] = i % 2 ? keys[i] : copies[i];
+        batch[n++] = "absent";
+        batch[n++] = keys[0]; /* again */
+        batch[n++] = "k0x";
+        ck_assert_uint_eq(sg__strmap_del_many(&m, batch, n), want);
+        ck_assert_uint_eq(m.count, N - want);
+        for (int i = 0; i < N; i++)
+            ck_assert_ptr_eq(sg__strmap_get(&m, keys[i]),
+                             i % 3 || (size_t)i / 3 >= want ? keys[i] : NULL);
+        sg__strmap_free(&m);
+    }
+}
+END_TEST
+
+/* sg_graph_remove_values: all or nothing, lists kept in order. */
+START_TEST(test_remove_values)
+{
+    enum { N = 3000 };
+    sg_model *m = sg_model_create();
+    ck_assert_int_eq(sg_model_set_opset(m, "", 13), SG_OK);
+    sg_graph *g = m->graph;
+    static sg_value *v[N], *drop[N];
+    int64_t one = 1;
+    static const float x = 1.0f;
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%d", i);
+        v[i] = val(g, name);
+        sg_tensor *t = sg_tensor_create(m, name, SG_DTYPE_FLOAT, &one, 1);
+        ck_assert_int_eq(sg_tensor_set_raw(m, t, &x, sizeof x, NULL), SG_OK);
+        ck_assert_int_eq(sg_value_set_initializer(v[i], t), SG_OK);
+        if (i % 7 == 0)
+            ck_assert_int_eq(sg_graph_add_value_info(g, v[i]), SG_OK);
+    }
+    node(g, "Neg", "n", "w1", "y");
+    ck_assert_int_eq(sg_graph_add_output(g, val(g, "y")), SG_OK);
+    size_t n = 0;
+    for (int i = 0; i < N; i++)
+        if (i % 2)
+            drop[n++] = v[i];
+    ck_assert_int_eq(sg_graph_remove_values(g, drop, n), SG_EINUSE); /* w1 is read */
+    ck_assert_uint_eq(g->n_inits, N);
+    ck_verify(m);
+    drop[0] = v[0];
+    ck_assert_int_eq(sg_graph_remove_values(g, drop, n), SG_OK);
+    ck_assert_uint_eq(g->n_inits, N - n);
+    ck_verify(m);
+    for (size_t k = 0; k < g->n_inits; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%zu", k == 0 ? (size_t)1 : 2 * k);
+        ck_assert_str_eq(g->inits[k]->name, name);
+    }
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "w%d", i);
+        bool kept = i == 1 || (i % 2 == 0 && i != 0);
+        ck_assert_msg(kept == (sg_graph_value(g, name) != NULL), "%s", name);
+    }
+    for (size_t k = 0; k < g->n_value_info; k++)
+        ck_assert_ptr_nonnull(sg_graph_value(g, g->value_info[k]->name));
+    sg_model_free(m);
+}
+END_TEST
+
 START_TEST(test_captures)
 {
     sg_model *m = if_model();
@@ -881,6 +962,8 @@ Suite *suite_graph(void)
     tcase_add_test(tc, test_fresh_names_scopes);
     tcase_add_test(tc, test_strhash);
     tcase_add_test(tc, test_strmap_churn);
+    tcase_add_test(tc, test_strmap_del_many);
+    tcase_add_test(tc, test_remove_values);
     tcase_add_test(tc, test_verifier_catches);
     tcase_add_test(tc, test_verifier_marks);
     tcase_add_test(tc, test_toposort_shuffled);
