@@ -39,6 +39,21 @@ struct name_hashes {
     const void *node; /* the NodeProto bytes they belong to */
 };
 
+/* The names of the initializers a few ahead of the one being decoded,
+ * hashed and their value-map slots prefetched (a model of hundreds of
+ * thousands of small weights otherwise misses the cache once per weight). */
+struct init_name {
+    const uint8_t *msg; /* the TensorProto bytes */
+    size_t len;
+    uint64_t h;
+};
+
+struct init_ahead {
+    struct wr r; /* the graph message, at the next initializer to look at */
+    size_t issued, done;
+    struct init_name ring[RING];
+};
+
 /* What the arity check needs per (op type, domain), looked up once. */
 struct op_info {
     const char *op, *domain;
@@ -1193,6 +1208,44 @@ static const struct name_hashes *ring_hashes(struct dec *D, const uint8_t *node,
     return r->node == node ? r : NULL;
 }
 
+/* Hash the name of the next initializer of a->r and prefetch its slot in
+ * g's value map; false when there is none. */
+static bool prefetch_init_name(const sg_graph *g, struct init_ahead *a)
+{
+    uint32_t f;
+    int t;
+    while (wr_tag(&a->r, &f, &t)) {
+        if (f != 5 || t != WT_LEN) {
+            wr_skip(&a->r, t);
+            continue;
+        }
+        struct wr msg = wr_len(&a->r);
+        if (a->r.bad)
+            return false;
+        struct init_name *n = &a->ring[a->issued % RING];
+        *n = (struct init_name){msg.p, 0, 0};
+        struct wr name = {0};
+        bool found = false;
+        while (wr_tag(&msg, &f, &t)) {
+            if (f == 8 && t == WT_LEN) {
+                name = wr_len(&msg); /* the last one counts, as in decode_tensor */
+                found = !msg.bad;
+            } else {
+                wr_skip(&msg, t);
+            }
+        }
+        if (found) {
+            n->len = (size_t)(name.end - name.p);
+            n->h = sg__strhash_n((const char *)name.p, n->len);
+            sg__strmap_prefetch_h(g->values_map, n->h);
+        } else {
+            n->msg = NULL;
+        }
+        return true;
+    }
+    return false;
+}
+
 /* Bind input or output `slot` of n to the value named by len bytes of the
  * file (hash h), made on first sight. */
 static sg_status bind_name(struct dec *D, sg_graph *g, sg_node *n, bool output, uint32_t slot,
@@ -1657,6 +1710,7 @@ static sg_graph *decode_graph(struct dec *D, struct graph_src src, enum sg_graph
         nomem(D);
         goto fail;
     }
+    struct init_ahead ahead = {.r = src.msg};
     r = src.msg;
     while (wr_tag(&r, &f, &wt)) {
         struct wr sub;
@@ -1670,6 +1724,9 @@ static sg_graph *decode_graph(struct dec *D, struct graph_src src, enum sg_graph
         } else if (f == 5) {
             if (!read_msg(D, &r, wt, &sub, "GraphProto.initializer"))
                 goto fail;
+            for (; ahead.issued <= ahead.done + PREFETCH_AHEAD; ahead.issued++)
+                if (!prefetch_init_name(g, &ahead))
+                    break;
             sg_tensor *t = decode_tensor(D, sub);
             if (!t)
                 goto fail;
@@ -1677,7 +1734,10 @@ static sg_graph *decode_graph(struct dec *D, struct graph_src src, enum sg_graph
                 sg_diag_set(D->diag, SG_EPARSE, "initializer #%u has no name", g->n_inits);
                 goto fail;
             }
-            sg_value *v = get_value(D, g, t->name);
+            const struct init_name *ring = &ahead.ring[ahead.done++ % RING];
+            uint64_t h =
+                ring->msg == sub.p && strlen(t->name) == ring->len ? ring->h : sg__strhash(t->name);
+            sg_value *v = get_value_h(D, g, t->name, h);
             if (!v)
                 goto fail;
             if (v->init) {
