@@ -387,6 +387,22 @@ def fold_bn():
                   inits)
 
 
+def fold_bn_shared():
+    """Two Conv + BatchNormalization pairs whose BatchNormalizations share
+    their statistics: both fold, and each shared constant is removed once."""
+    nodes = [
+        helper.make_node("Conv", ["x", "W0"], ["c0"], name="Conv_0"),
+        _bn("BN", "c0", "b0"),
+        helper.make_node("Conv", ["b0", "W1"], ["c1"], name="Conv_1"),
+        helper.make_node("BatchNormalization", ["c1", "BN_scale", "BN_b", "BN_mean", "BN_var"],
+                         ["y"], name="BN_again", epsilon=1e-3),
+    ]
+    inits = [numpy_helper.from_array(_rand([3, 3, 1, 1], 70), "W0"),
+             numpy_helper.from_array(_rand([3, 3, 1, 1], 71), "W1")] + _bn_inits("BN", 3, 72)
+    return _model(nodes, "fold_bn_shared", [_vi("x", TensorProto.FLOAT, [1, 3, 2, 2])],
+                  [_vi("y", TensorProto.FLOAT, [1, 3, 2, 2])], inits)
+
+
 def fold_bn_fp16():
     """Conv + BatchNormalization in float16 (folded in double, stored fp16)."""
     nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="Conv_0"),
@@ -616,6 +632,7 @@ TEST_MODELS = {
     "fold_if.onnx": fold_if,
     "fold_bn.onnx": fold_bn,
     "fold_bn_fp16.onnx": fold_bn_fp16,
+    "fold_bn_shared.onnx": fold_bn_shared,
     "fold_bn_if.onnx": fold_bn_if,
     "free_batch.onnx": free_batch,
     "fold_ir3.onnx": fold_ir3,

@@ -55,7 +55,6 @@ struct ctx {
     /* The weights and statistics replaced, removed at the end if unread. */
     sg_value **olds;
     size_t n_olds, cap_olds;
-    struct sg__ptrset old_set;
     /* Per graph: producer outputs the BatchNormalizations' outputs replaced. */
     sg_value **dead;
     size_t n_dead, cap_dead;
@@ -451,8 +450,7 @@ static sg_status fold(struct ctx *c, struct plan *pl)
     sg_value *old[6] = {pl->w_src,      pl->b_src,      pl->par_src[0],
                         pl->par_src[1], pl->par_src[2], pl->par_src[3]};
     for (int i = 0; i < 6 && !st; i++)
-        if (old[i] && !sg__ptrset_has(&c->old_set, old[i]) &&
-            !(st = sg__ptrset_add(&c->old_set, old[i])))
+        if (old[i]) /* a constant shared by several folds is listed again */
             st = push(&c->olds, &c->n_olds, &c->cap_olds, old[i]);
     return st ? sg_diag_set(c->diag, st, "out of memory") : SG_OK;
 }
@@ -513,7 +511,6 @@ static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pas
         st = sg__remove_constants(c.olds, c.n_olds, c.old_ir, rep, diag);
     sg_free(c.olds);
     sg_free(c.dead);
-    sg__ptrset_free(&c.old_set);
     return st;
 }
 

@@ -88,13 +88,14 @@ bool sg__tensor_get_i64(sg_model *m, sg_tensor *t, size_t i, int64_t *out);
 sg_status sg__bypass_node(sg_node *n, bool *kept, const char **why, struct sg_diag *diag);
 
 /*
- * Remove the constants among vals[0..n) (distinct values, each an
- * initializer or the output of a Constant node) that nothing reads, lists
+ * Remove the constants among vals[0..n) (each an initializer or the
+ * output of a Constant node; repeats are taken once) that nothing reads, lists
  * as a graph output or, unless old_ir (IR < 4: a main graph initializer's
  * input entry goes with it), lists as a graph input; each one is reported
  * as an "unused constant removed" change, in the order given. Every list
- * is walked once per graph (sg_graph_unlist_values), so removing k of
- * them is O(k log k + list lengths). Reorders vals.
+ * is walked once per graph (sg_graph_remove_values), so removing k of
+ * them is O(k + list lengths) (O(k log k) when they span graphs). Reorders
+ * vals.
  */
 sg_status sg__remove_constants(sg_value **vals, size_t n, bool old_ir, struct sg_pass_report *rep,
                                struct sg_diag *diag);

@@ -300,18 +300,24 @@ static int cmp_graph(const void *a, const void *b)
 sg_status sg__remove_constants(sg_value **vals, size_t n, bool old_ir, struct sg_pass_report *rep,
                                struct sg_diag *diag)
 {
+    /* A flag bit no other code uses marks the values taken, for repeats;
+     * cleared before anything is removed. */
+    const uint32_t taken = 1u << 30;
     size_t k = 0;
     bool one_graph = true;
     for (size_t i = 0; i < n; i++) {
         sg_value *v = vals[i];
         bool input_ok = old_ir && v->init && v->graph->kind == SG_GRAPH_MAIN;
-        if (!(v->init || is_constant_node(v->producer)) || v->n_uses ||
+        if ((v->flags & taken) || !(v->init || is_constant_node(v->producer)) || v->n_uses ||
             (v->flags & SG_VALUE_OUTPUT) || ((v->flags & SG_VALUE_INPUT) && !input_ok))
             continue;
         sg_report_change(rep, "unused constant removed", "%s", v->name);
         one_graph = one_graph && (!k || v->graph == vals[0]->graph);
+        v->flags |= taken;
         vals[k++] = v;
     }
+    for (size_t i = 0; i < k; i++)
+        vals[i]->flags &= ~taken;
     /* Grouped by graph; sorting hundreds of thousands of values of the one
      * graph most passes see would cost a cache miss per comparison. */
     if (!one_graph)

@@ -171,6 +171,7 @@ static const struct num_case {
     {"fold_bn_if_ir3.onnx", {"fold-bn"}, CLOSE, 1e-5, 1e-5, -1, 1, 1},
     /* float16 weights: both sides round every node to float16. */
     {"fold_bn_fp16.onnx", {"fold-bn"}, CLOSE, 4e-3, 4e-3, -1, 1, 1},
+    {"fold_bn_shared.onnx", {"fold-bn"}, CLOSE, 1e-5, 1e-5, -1, 1, 1},
     {"expand_bool.onnx", {"cast-around"}, EXACT, 0, 0, 0, 1, 1},
     {"free_batch.onnx", {"set-batch:batch=4"}, EXACT, 0, 0, -1, 1, 4},
     {"exp_overflow.onnx", {"insert-clip"}, EXACT, 0, 0, 0, 1, 1},
