@@ -269,8 +269,11 @@ size_t sg__strmap_del_many(struct sg__strmap *m, const char *const *keys, size_t
      * bits (the home slot), in two buffers for a least-significant-digit
      * radix sort. */
     uint64_t *tmp = order + n;
-    for (size_t k = 0; k < n; k++) /* n < 2^32: n <= count < cap */
+    for (size_t k = 0; k < n; k++) { /* n < 2^32: n <= count < cap */
+        if (k + 16 < n)
+            __builtin_prefetch(keys[k + 16]); /* keys live all over: overlap the misses */
         order[k] = (uint64_t)tag_of(sg__strhash(keys[k])) << 32 | (uint64_t)k;
+    }
     unsigned bits = 0;
     while (((size_t)1 << bits) < m->cap)
         bits++;
