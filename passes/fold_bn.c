@@ -25,9 +25,11 @@
  * is not folded is reported with the reason.
  *
  * Keeps intact: the BatchNormalization's output value (name, readers, type,
- * graph output listing), now made by the producer (or the Add). New
- * weights get fresh names, so a weight shared with another node is copied,
- * never changed; constants left unread are removed.
+ * graph output listing), now made by the producer (or the Add). A weight
+ * or bias initializer only the producer reads is rewritten in place and
+ * keeps its name; one read elsewhere too (or a Constant, a graph input or
+ * output, a value of an enclosing graph) is copied under a fresh name and
+ * never changed. Constants left unread are removed.
  */
 #include "pass_impl.h"
 #include "sg_alloc.h"
@@ -349,7 +351,38 @@ static sg_status add_const(struct ctx *c, sg_node *reader, const char *base, int
     return SG_OK;
 }
 
-/* The folded weight and bias, as new constants of the producer's graph. */
+/* Whether folded values may replace the tensor of v, input `slot` of p, in
+ * place (v keeps its name): an initializer of p's own graph that only p
+ * reads there, listed neither as a graph input nor as an output. */
+static bool in_place(const struct ctx *c, const sg_node *p, uint32_t slot)
+{
+    const sg_value *v = slot < p->n_inputs ? p->inputs[slot] : NULL;
+    return !c->old_ir && v && v->init && !v->outer && v->n_uses == 1 &&
+           !(v->flags & (SG_VALUE_INPUT | SG_VALUE_OUTPUT));
+}
+
+/* Constant `slot` of p with the folded payload: its own tensor rewritten
+ * when in_place, else a new constant named after base. */
+static sg_status put_const(struct ctx *c, sg_node *p, uint32_t slot, const char *base, int32_t dt,
+                           const int64_t *dims, uint32_t rank, const void *data, size_t nbytes,
+                           sg_value **out)
+{
+    if (in_place(c, p, slot)) {
+        sg_tensor *t = p->inputs[slot]->init;
+        bool same_shape = t->rank == rank && !memcmp(t->dims, dims, rank * sizeof *dims);
+        void *copy = same_shape ? sg_arena_memdup(c->m->arena, data, nbytes ? nbytes : 1) : NULL;
+        if (same_shape) {
+            if (!copy || sg_tensor_set_raw(c->m, t, copy, nbytes, NULL))
+                return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
+            *out = p->inputs[slot];
+            return SG_OK;
+        }
+    }
+    return add_const(c, p, base, dt, dims, rank, data, nbytes, out);
+}
+
+/* The folded weight and bias: the producer's own constants rewritten, or
+ * new constants of its graph. */
 static sg_status new_constants(struct ctx *c, struct plan *pl, sg_value **w_out, sg_value **b_out)
 {
     const sg_tensor *w = pl->w;
@@ -395,13 +428,16 @@ static sg_status new_constants(struct ctx *c, struct plan *pl, sg_value **w_out,
         }
     char base[600];
     snprintf(base, sizeof base, "%s_bn", pl->w_src->name);
-    if ((st = add_const(c, pl->p, base, dt, w->dims, w->rank, nwd, nw * es, w_out)))
+    if ((st = put_const(c, pl->p, 1, base, dt, w->dims, w->rank, nwd, nw * es, w_out)))
         goto out;
     if (b)
         snprintf(base, sizeof base, "%s_bn", pl->b_src->name);
     else
         snprintf(base, sizeof base, "%s_bias", sg__node_label(pl->p));
-    st = add_const(c, pl->p, base, dt, bdims, brank, nbd, nb * es, b_out);
+    if (b)
+        st = put_const(c, pl->p, 2, base, dt, bdims, brank, nbd, nb * es, b_out);
+    else
+        st = add_const(c, pl->p, base, dt, bdims, brank, nbd, nb * es, b_out);
 out:
     sg_free(nwd);
     sg_free(nbd);
