@@ -468,35 +468,93 @@ sg_status sg_value_remove(sg_value *v)
     return SG_OK;
 }
 
-sg_status sg_graph_remove_values(sg_graph *g, sg_value *const *vals, size_t n)
+/* The mark of sg_graph_remove_values (sg_graph_unlist_values uses bit 31). */
+#define REMOVING (1u << 30)
+
+static bool removable(const sg_graph *g, const sg_value *v)
 {
-    for (size_t i = 0; i < n; i++) {
-        const sg_value *v = vals[i];
-        if (v->graph != g || v->producer || v->n_uses ||
-            (v->flags & (SG_VALUE_INPUT | SG_VALUE_OUTPUT)))
-            return SG_EINUSE;
+    return v->graph == g && !v->producer && !v->n_uses &&
+           !(v->flags & (SG_VALUE_INPUT | SG_VALUE_OUTPUT));
+}
+
+/* Drop the entries marked REMOVING from a value list; `info` (the
+ * value_info list) clears their INFO flag, else (initializers) their
+ * tensor. The mark is cleared once a value has left the last list it is
+ * in; returns how many were. */
+static size_t drop_removing(sg_value **arr, uint32_t *n, bool info)
+{
+    uint32_t w = 0;
+    size_t cleared = 0;
+    for (uint32_t r = 0; r < *n; r++) {
+        sg_value *v = arr[r];
+        if (!(v->flags & REMOVING)) {
+            arr[w++] = v;
+        } else if (info) {
+            v->flags &= ~(uint32_t)SG_VALUE_INFO;
+            if (!v->init) {
+                v->flags &= ~REMOVING;
+                cleared++;
+            }
+        } else {
+            v->init = NULL;
+            if (!v->sparse_init)
+                v->flags &= ~(uint32_t)SG_VALUE_INITIALIZER;
+            v->flags &= ~REMOVING;
+            cleared++;
+        }
     }
-    if (n < 2) /* nothing to batch */
-        return n ? sg_value_remove(vals[0]) : SG_OK;
+    *n = w;
+    return cleared;
+}
+
+sg_status sg_graph_remove_values(sg_graph *g, sg_value **vals, size_t *count)
+{
+    size_t n = *count, k = 0;
+    if (n == 0)
+        return SG_OK;
     const char **names = sg_malloc(n * sizeof *names);
     if (!names)
         return SG_ENOMEM;
-    sg_graph_unlist_values(g, vals, n, SG_VALUE_INFO | SG_VALUE_INITIALIZER);
+    /* One walk over the values: check, drop repeats, note the lists. */
+    uint32_t lists = 0;
+    bool more = false;
     for (size_t i = 0; i < n; i++) {
+        if (i + 8 < n)
+            __builtin_prefetch(vals[i + 8]);
         sg_value *v = vals[i];
-        names[i] = v->name;
-        if (v->sparse_init)
-            drop_sparse_init(v);
-    }
-    sg__strmap_del_many(g->values_map, names, n);
-    sg_free(names);
-    for (size_t i = 0; i < n; i++) {
-        sg_value *v = vals[i], *outer = v->outer;
-        if (outer) {
-            v->outer = NULL;
-            sg__value_drop_use(outer, g->owner, SG_USE_IMPLICIT);
+        if (v->flags & REMOVING)
+            continue; /* a repeat */
+        if (!removable(g, v)) {
+            for (size_t j = 0; j < k; j++)
+                vals[j]->flags &= ~REMOVING;
+            sg_free(names);
+            return SG_EINUSE;
         }
+        v->flags |= REMOVING;
+        lists |= v->flags;
+        more = more || v->outer || v->sparse_init;
+        names[k] = v->name;
+        vals[k++] = v;
     }
+    size_t cleared = 0;
+    if (lists & SG_VALUE_INFO)
+        cleared += drop_removing(g->value_info, &g->n_value_info, true);
+    if (lists & SG_VALUE_INITIALIZER)
+        cleared += drop_removing(g->inits, &g->n_inits, false);
+    sg__strmap_del_many(g->values_map, names, k);
+    sg_free(names);
+    if (cleared < k || more)
+        for (size_t i = 0; i < k; i++) {
+            sg_value *v = vals[i], *outer = v->outer;
+            v->flags &= ~REMOVING;
+            if (v->sparse_init)
+                drop_sparse_init(v);
+            if (outer) {
+                v->outer = NULL;
+                sg__value_drop_use(outer, g->owner, SG_USE_IMPLICIT);
+            }
+        }
+    *count = k;
     return SG_OK;
 }
 

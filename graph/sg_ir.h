@@ -559,13 +559,15 @@ sg_status sg_value_set_initializer(sg_value *v, sg_tensor *t);
 /* Delete a value that nothing produces, reads, lists or captures. */
 sg_status sg_value_remove(sg_value *v);
 
-/* sg_value_remove on every value of vals, all of graph g and not produced,
- * read, captured or listed as graph inputs or outputs; value_info and
- * initializer entries go too. The lists and the name index are each
- * updated in one sweep (n calls of sg_value_remove cost a cache miss per
- * value in the index). On SG_EINUSE (one does not qualify) or SG_ENOMEM
- * nothing is removed. */
-sg_status sg_graph_remove_values(sg_graph *g, sg_value *const *vals, size_t n);
+/* sg_value_remove on each of the *count values of vals (repeats allowed),
+ * all of graph g and none produced, read, captured or listed as a graph
+ * input or output; value_info and initializer entries go too. The lists
+ * and the name index are each updated in one sweep (one sg_value_remove
+ * per value costs a cache miss per value in the index). On SG_OK the
+ * first *count entries of vals are the values removed, each once, in
+ * first-seen order. On SG_EINUSE (one does not qualify) or SG_ENOMEM
+ * nothing is removed, though vals may be reordered. */
+sg_status sg_graph_remove_values(sg_graph *g, sg_value **vals, size_t *count);
 
 /* Rename a value; the new name must be free in the model (SG_EDUP).
  * Captures in subgraphs are renamed with it. */

@@ -92,7 +92,8 @@ sg_status sg__bypass_node(sg_node *n, bool *kept, const char **why, struct sg_di
  * output of a Constant node; repeats are taken once) that nothing reads, lists
  * as a graph output or, unless old_ir (IR < 4: a main graph initializer's
  * input entry goes with it), lists as a graph input; each one is reported
- * as an "unused constant removed" change, in the order given. Every list
+ * as an "unused constant removed" change: Constant nodes first, then
+ * initializers, each in the order given. Every list
  * is walked once per graph (sg_graph_remove_values), so removing k of
  * them is O(k + list lengths) (O(k log k) when they span graphs). Reorders
  * vals.

@@ -297,52 +297,65 @@ static int cmp_graph(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* One "unused constant removed" entry; its name only when it will be kept
+ * (reading it is a cache miss per constant of a big batch). */
+static void report_removed(struct sg_pass_report *rep, const sg_value *v)
+{
+    if (rep && rep->counts_only)
+        sg_report_change(rep, "unused constant removed", NULL);
+    else
+        sg_report_change(rep, "unused constant removed", "%s", v->name);
+}
+
 sg_status sg__remove_constants(sg_value **vals, size_t n, bool old_ir, struct sg_pass_report *rep,
                                struct sg_diag *diag)
 {
-    /* A flag bit no other code uses marks the values taken, for repeats;
-     * cleared before anything is removed. */
-    const uint32_t taken = 1u << 30;
+    /* The qualifying values, repeats included: removal drops them. */
     size_t k = 0;
     bool one_graph = true;
     for (size_t i = 0; i < n; i++) {
         sg_value *v = vals[i];
         bool input_ok = old_ir && v->init && v->graph->kind == SG_GRAPH_MAIN;
-        if ((v->flags & taken) || !(v->init || is_constant_node(v->producer)) || v->n_uses ||
+        if (!(v->init || is_constant_node(v->producer)) || v->n_uses ||
             (v->flags & SG_VALUE_OUTPUT) || ((v->flags & SG_VALUE_INPUT) && !input_ok))
             continue;
-        sg_report_change(rep, "unused constant removed", "%s", v->name);
         one_graph = one_graph && (!k || v->graph == vals[0]->graph);
-        v->flags |= taken;
         vals[k++] = v;
     }
-    for (size_t i = 0; i < k; i++)
-        vals[i]->flags &= ~taken;
-    /* Grouped by graph; sorting hundreds of thousands of values of the one
-     * graph most passes see would cost a cache miss per comparison. */
-    if (!one_graph)
-        qsort(vals, k, sizeof *vals, cmp_graph);
-    uint32_t lists = SG_VALUE_INFO | SG_VALUE_INITIALIZER | (old_ir ? SG_VALUE_INPUT : 0u);
-    for (size_t i = 0, j; i < k; i = j) {
-        sg_graph *g = vals[i]->graph;
-        for (j = i + 1; j < k && vals[j]->graph == g;)
-            j++;
-        sg_graph_unlist_values(g, vals + i, j - i, lists);
-        /* Constant nodes go one by one; initializers in one batch per graph. */
-        size_t inits = i;
-        sg_status st = SG_OK;
-        for (size_t r = i; r < j; r++) {
-            sg_value *v = vals[r];
-            const char *name = v->name;
-            if (!v->producer)
-                vals[inits++] = v;
-            else if ((st = sg_node_remove(v->producer, diag)))
-                return sg_diag_set(diag, st, "cannot remove constant '%s'", name);
+    /* Constant nodes one by one (a repeat finds its node gone). */
+    size_t inits = 0;
+    for (size_t i = 0; i < k; i++) {
+        sg_value *v = vals[i];
+        if (v->init) {
+            vals[inits++] = v;
+            continue;
         }
-        st = sg_graph_remove_values(g, vals + i, inits - i);
+        if (!v->producer)
+            continue;
+        const char *name = v->name;
+        report_removed(rep, v);
+        sg_status st = sg_node_remove(v->producer, diag);
+        if (st)
+            return sg_diag_set(diag, st, "cannot remove constant '%s'", name);
+    }
+    /* Initializers in one batch per graph. Grouped by graph; sorting the
+     * hundreds of thousands of values of the one graph most passes see
+     * would cost a cache miss per comparison. */
+    if (!one_graph)
+        qsort(vals, inits, sizeof *vals, cmp_graph);
+    for (size_t i = 0, j; i < inits; i = j) {
+        sg_graph *g = vals[i]->graph;
+        for (j = i + 1; j < inits && vals[j]->graph == g;)
+            j++;
+        if (old_ir) /* a main graph initializer's input entry goes with it */
+            sg_graph_unlist_values(g, vals + i, j - i, SG_VALUE_INPUT);
+        size_t count = j - i;
+        sg_status st = sg_graph_remove_values(g, vals + i, &count);
         if (st)
             return sg_diag_set(diag, st, "cannot remove constants of graph '%s'",
                                g->name ? g->name : "");
+        for (size_t r = i; r < i + count; r++)
+            report_removed(rep, vals[r]);
     }
     return SG_OK;
 }

@@ -397,17 +397,35 @@ START_TEST(test_remove_values)
     }
     node(g, "Neg", "n", "w1", "y");
     ck_assert_int_eq(sg_graph_add_output(g, val(g, "y")), SG_OK);
+    sg_value *plain = val(g, "plain"), *vi_only = val(g, "vi_only");
+    ck_assert_int_eq(sg_graph_add_value_info(g, vi_only), SG_OK);
     size_t n = 0;
     for (int i = 0; i < N; i++)
         if (i % 2)
             drop[n++] = v[i];
-    ck_assert_int_eq(sg_graph_remove_values(g, drop, n), SG_EINUSE); /* w1 is read */
+    ck_assert_int_eq(sg_graph_remove_values(g, drop, &n), SG_EINUSE); /* w1 is read */
     ck_assert_uint_eq(g->n_inits, N);
     ck_verify(m);
-    drop[0] = v[0];
-    ck_assert_int_eq(sg_graph_remove_values(g, drop, n), SG_OK);
-    ck_assert_uint_eq(g->n_inits, N - n);
+    n = 0;
+    drop[n++] = v[0];
+    for (int i = 3; i < N; i += 2)
+        drop[n++] = v[i];
+    drop[n++] = v[3]; /* a repeat */
+    drop[n++] = plain;
+    drop[n++] = vi_only;
+    size_t count = n;
+    ck_assert_int_eq(sg_graph_remove_values(g, drop, &count), SG_OK);
+    ck_assert_uint_eq(count, n - 1);
+    ck_assert_ptr_eq(drop[0], v[0]);
+    ck_assert_ptr_eq(drop[count - 1], vi_only);
+    ck_assert_uint_eq(g->n_inits, N - (n - 3));
+    ck_assert_ptr_null(sg_graph_value(g, "plain"));
+    ck_assert_ptr_null(sg_graph_value(g, "vi_only"));
     ck_verify(m);
+    for (int i = 0; i < N; i++)
+        if (i == 1 || (i % 2 == 0 && i != 0))
+            ck_assert_uint_eq(v[i]->flags,
+                              SG_VALUE_INITIALIZER | (i % 7 == 0 ? SG_VALUE_INFO : 0u));
     for (size_t k = 0; k < g->n_inits; k++) {
         char name[16];
         snprintf(name, sizeof name, "w%zu", k == 0 ? (size_t)1 : 2 * k);
