@@ -555,15 +555,57 @@ static size_t enc_annotation(struct enc *E, const void *obj)
     return end(E, slot, n);
 }
 
+/* Prefetch distances, in nodes or initializers, of the two stages below. */
+#define AHEAD_FAR 8
+#define AHEAD_NEAR 3
+
+/* Start loading what encoding node n will read from far away: the values
+ * it reads (far stage), then their names (near stage, once the values are
+ * in). Those are often initializers, decoded before all nodes: in a big
+ * graph a cache miss each, that started a few nodes early overlap. Its
+ * outputs were made beside it and need no help. */
+static void prefetch_inputs(const sg_node *n, bool near)
+{
+    for (uint32_t i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i])
+            __builtin_prefetch(near ? (const void *)n->inputs[i]->name : n->inputs[i]);
+}
+
 static size_t enc_graph(struct enc *E, const void *obj)
 {
     const sg_graph *g = obj;
     size_t slot = begin(E), n = 0;
-    for (const sg_node *nd = g->first; nd; nd = nd->next)
+    /* Worth it when many inputs are initializers (decoded apart from the
+     * nodes); a chain of nodes reading each other's outputs reads values
+     * made beside each node, and would pay for nothing. */
+    bool scout = g->n_inits >= g->n_nodes / 4;
+    const sg_node *far = scout ? g->first : NULL, *near = far;
+    for (int i = 0; far && i < AHEAD_FAR; i++)
+        far = far->next;
+    for (int i = 0; near && i < AHEAD_NEAR; i++)
+        near = near->next;
+    for (const sg_node *nd = g->first; nd; nd = nd->next) {
+        if (far) {
+            prefetch_inputs(far, false);
+            far = far->next;
+        }
+        if (near) {
+            prefetch_inputs(near, true);
+            near = near->next;
+        }
         n += PUT_MSG(E, 1, enc_node, nd);
+    }
     n += put_string(E, 2, g->name);
-    for (uint32_t i = 0; i < g->n_inits; i++)
+    for (uint32_t i = 0; i < g->n_inits; i++) {
+        if (i + AHEAD_FAR < g->n_inits)
+            __builtin_prefetch(g->inits[i + AHEAD_FAR]->init);
+        if (i + AHEAD_NEAR < g->n_inits) {
+            const sg_tensor *t = g->inits[i + AHEAD_NEAR]->init;
+            __builtin_prefetch(t->name);
+            __builtin_prefetch(t->dims);
+        }
         n += PUT_MSG(E, 5, enc_tensor, g->inits[i]->init);
+    }
     n += put_string(E, 10, g->doc);
     for (uint32_t i = 0; i < g->n_inputs; i++)
         n += PUT_MSG(E, 11, enc_value_info, g->inputs[i]);
