@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=${1:-/tmp/surgeon-bench}
 reps=${REPS:-5} # best of 5: a run on this kind of VM can take 1.5x its best
+# Times have four decimals: a ratio of times of a few milliseconds rounded
+# to three would move by up to 20%.
 mkdir -p "$work/out"
 cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DSG_BUILD_TESTS=OFF >/dev/null
 cmake --build build-rel -j"$(nproc)" >/dev/null
@@ -37,7 +39,7 @@ for p in insert-clip:position=after cast-around set-input-shape:shapes=x:4,16 se
          fold-constants fold-bn; do
     a=$($py $M "$p" $reps -- $S optimize "$work/chain_10000.onnx" -o "$work/out/a.onnx" -q --pass "$p")
     b=$($py $M "$p" $reps -- $S optimize "$work/chain_100000.onnx" -o "$work/out/b.onnx" -q --pass "$p")
-    printf '%-34s %8.3fs %8.3fs %7s\n' "$p" "$(t "$a")" "$(t "$b")" "$(ratio "$(t "$a")" "$(t "$b")")"
+    printf '%-34s %8.4fs %8.4fs %7s\n' "$p" "$(t "$a")" "$(t "$b")" "$(ratio "$(t "$a")" "$(t "$b")")"
 done
 # The runtime passes on models where they find work: half the nodes fold,
 # every other node is a BatchNormalization to fold.
@@ -45,7 +47,7 @@ for pm in fold-constants:fold fold-bn:bn; do
     p=${pm%%:*} m=${pm##*:}
     a=$($py $M "$p" $reps -- $S optimize "$work/${m}_10000.onnx" -o "$work/out/a.onnx" -q --pass "$p")
     b=$($py $M "$p" $reps -- $S optimize "$work/${m}_100000.onnx" -o "$work/out/b.onnx" -q --pass "$p")
-    printf '%-34s %8.3fs %8.3fs %7s\n' "$p ($m)" "$(t "$a")" "$(t "$b")" "$(ratio "$(t "$a")" "$(t "$b")")"
+    printf '%-34s %8.4fs %8.4fs %7s\n' "$p ($m)" "$(t "$a")" "$(t "$b")" "$(ratio "$(t "$a")" "$(t "$b")")"
 done
 
 echo

@@ -38,7 +38,7 @@ def main():
         t, rss = run_once(cmd)
         best_t = t if best_t is None else min(best_t, t)
         peak = max(peak, rss)
-    print("%-44s %8.3f s %9.1f MB" % (label, best_t, peak), flush=True)
+    print("%-44s %8.4f s %9.1f MB" % (label, best_t, peak), flush=True)
 
 
 if __name__ == "__main__":
