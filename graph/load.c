@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #define ARENA_RESERVE_MAX ((size_t)1 << 30)
+/* Model files up to this size are read into memory, bigger ones mapped. */
+#define READ_MAX ((size_t)1 << 20)
 
 /* Decode `source` (which m takes over) and finish the model. */
 static sg_status load_source(sg_blob *source, const char *dir, const char *label,
@@ -95,22 +97,49 @@ sg_status sg_model_load(const char *path, const struct sg_load_opts *opts, sg_mo
         close(fd);
         return sg_diag_set(diag, SG_EPARSE, "%s: empty file, not an ONNX model", path);
     }
-    sg_blob *map = sg_calloc(1, sizeof *map);
-    if (!map) {
+    sg_blob *map;
+    if (len <= READ_MAX) {
+        /* Small files are read: a mapping would cost a munmap, which with
+         * `optimize -j` threads running interrupts the other cores to
+         * flush their TLBs, once per model of a batch. */
+        map = sg_blob_create(len);
+        if (!map) {
+            close(fd);
+            return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
+        }
+        size_t got = 0;
+        while (got < len) {
+            ssize_t n = pread(fd, (uint8_t *)map->data + got, len - got, (off_t)got);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                int err = n < 0 ? errno : EIO;
+                close(fd);
+                sg_blob_unref(map);
+                return sg_diag_set(diag, SG_EIO, "%s: cannot read: %s", path,
+                                   n < 0 ? strerror(err) : "file shrank while read");
+            }
+            got += (size_t)n;
+        }
         close(fd);
-        return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
+    } else {
+        map = sg_calloc(1, sizeof *map);
+        if (!map) {
+            close(fd);
+            return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
+        }
+        /* Populated: the decoder reads every byte once, front to back. */
+        map->data = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        int err = errno;
+        close(fd);
+        if (map->data == MAP_FAILED) {
+            sg_free(map);
+            return sg_diag_set(diag, SG_EIO, "%s: cannot map: %s", path, strerror(err));
+        }
+        map->refs = 1;
+        map->mapped = true;
+        map->size = len;
     }
-    /* Populated: the decoder reads every byte once, front to back. */
-    map->data = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    int err = errno;
-    close(fd);
-    if (map->data == MAP_FAILED) {
-        sg_free(map);
-        return sg_diag_set(diag, SG_EIO, "%s: cannot map: %s", path, strerror(err));
-    }
-    map->refs = 1;
-    map->mapped = true;
-    map->size = len;
     char *dir = sg__dirname(path);
     if (!dir) {
         sg_blob_unref(map);
