@@ -750,6 +750,15 @@ static sg_tensor_extra *extra(struct dec *D, sg_tensor *t)
     return t->extra;
 }
 
+/* A node's or value's rare fields, when it has any. */
+static sg_more *more_of(struct dec *D, const char *doc, sg_unknown unknown)
+{
+    sg_more *m = sg_arena_alloc(D->a, sizeof *m);
+    if (m)
+        *m = (sg_more){doc, unknown};
+    return m;
+}
+
 static sg_tensor *decode_tensor(struct dec *D, struct wr msg)
 {
     sg_tensor *t = sg_arena_calloc(D->a, 1, sizeof *t);
@@ -1419,9 +1428,9 @@ static sg_status parse_node(struct dec *D, sg_graph *g, struct wr msg, size_t or
     n->graph = g;
     n->name = name;
     n->op_type = op_type;
-    n->doc = doc;
     n->domain = domain;
-    n->unknown = unknown_of(&u);
+    if ((doc || u.len) && !(n->more = more_of(D, doc, unknown_of(&u))))
+        return nomem(D);
     n->inputs = n_in ? (sg_value **)p : NULL;
     p += n_in * sizeof(void *);
     n->outputs = n_out ? (sg_value **)p : NULL;
@@ -1508,8 +1517,8 @@ static sg_status add_vi(struct dec *D, sg_graph *g, struct wr msg, uint32_t flag
             sg_diag_prefix(D->diag, "%s '%s'", what, name);
             return status_of(D);
         }
-        v->doc = doc;
-        v->vi_unknown = unknown_of(&u);
+        if ((doc || u.len) && !(v->more = more_of(D, doc, unknown_of(&u))))
+            return nomem(D);
     }
     sg_status st;
     switch (flag) {

@@ -527,9 +527,9 @@ static size_t enc_node(struct enc *E, const void *obj)
     n += put_string(E, 4, nd->op_type);
     for (uint32_t i = 0; i < nd->n_attrs; i++)
         n += PUT_MSG(E, 5, enc_attr, nd->attrs[i]);
-    n += put_string(E, 6, nd->doc);
+    n += put_string(E, 6, sg_more_doc(nd->more));
     n += put_string(E, 7, nd->domain);
-    n += put_unknown(E, nd->unknown);
+    n += put_unknown(E, sg_more_unknown(nd->more));
     return end(E, slot, n);
 }
 
@@ -540,8 +540,8 @@ static size_t enc_value_info(struct enc *E, const void *obj)
     n += put_string(E, 1, v->name);
     if (v->type)
         n += PUT_MSG(E, 2, enc_type, v->type);
-    n += put_string(E, 3, v->doc);
-    n += put_unknown(E, v->vi_unknown);
+    n += put_string(E, 3, sg_more_doc(v->more));
+    n += put_unknown(E, sg_more_unknown(v->more));
     return end(E, slot, n);
 }
 

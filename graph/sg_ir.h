@@ -309,11 +309,29 @@ typedef struct sg_use {
     int32_t index;
 } sg_use;
 
+/* The fields few nodes or values have (a doc string, the fields of a
+ * newer ONNX kept for the round trip), out of line: `more` is NULL when
+ * both are absent. */
+typedef struct sg_more {
+    const char *doc;
+    sg_unknown unknown;
+} sg_more;
+
+static inline const char *sg_more_doc(const sg_more *m)
+{
+    return m ? m->doc : NULL;
+}
+
+static inline sg_unknown sg_more_unknown(const sg_more *m)
+{
+    return m ? m->unknown : (sg_unknown){NULL, 0};
+}
+
 struct sg_node {
     const char *name; /* NULL: absent; names may repeat in a loaded file */
     const char *op_type;
     const char *domain; /* NULL: absent (the default domain) */
-    const char *doc;
+    sg_more *more;
     sg_graph *graph;
     sg_value **inputs; /* NULL entry: omitted optional input ("") */
     uint32_t *use_pos; /* for each input slot: its entry in inputs[i]->uses */
@@ -326,7 +344,6 @@ struct sg_node {
     uint32_t mark;        /* scratch for algorithms: toposort, passes; below 2^31 (the
                            * verifier numbers nodes from there up) */
     bool dead;            /* removed: no longer in any list */
-    sg_unknown unknown;
 };
 
 /* ----------------------------------------------------------------- values */
@@ -342,16 +359,15 @@ struct sg_value {
     const char *name;
     sg_graph *graph;
     uint32_t flags;
-    uint32_t mark;   /* scratch (in the first cache line with the fields verify reads) */
-    sg_type *type;   /* NULL: unknown (no input/output/value_info entry) */
-    const char *doc; /* doc string of its input/output/value_info entry */
-    sg_unknown vi_unknown;
-    sg_node *producer; /* NULL for inputs, initializers and captures */
-    uint32_t producer_index;
+    uint32_t mark;          /* scratch (in the first cache line with the fields verify reads) */
+    sg_type *type;          /* NULL: unknown (no input/output/value_info entry) */
+    sg_node *producer;      /* NULL for inputs, initializers and captures */
     sg_tensor *init;        /* initializer, or NULL */
     sg_sparse *sparse_init; /* sparse initializer, or NULL */
     sg_value *outer;        /* capture of an enclosing graph's value, or NULL */
     sg_use *uses;
+    sg_more *more; /* of its input/output/value_info entry */
+    uint32_t producer_index;
     uint32_t n_uses, cap_uses;
 };
 
