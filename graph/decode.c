@@ -236,6 +236,18 @@ static bool skip_unknown(struct dec *D, struct wr *r, int type, const uint8_t *s
  * `field` in message bytes `msg`; read_scalars appends them to `out`.
  * `width` is 4 or 8 for fixed-size fields and 0 for varints.
  */
+/* The elements of a packed run: fixed-width ones, or varints (each ends
+ * with a byte below 0x80). */
+static size_t packed_count(struct wr s, int width)
+{
+    size_t n = 0;
+    if (width)
+        return (size_t)(s.end - s.p) / (size_t)width;
+    for (const uint8_t *p = s.p; p < s.end; p++)
+        n += !(*p & 0x80);
+    return n;
+}
+
 static size_t count_scalars(struct wr msg, uint32_t field, int width)
 {
     size_t n = 0;
@@ -250,11 +262,7 @@ static size_t count_scalars(struct wr msg, uint32_t field, int width)
             struct wr s = wr_len(&msg);
             if (msg.bad)
                 return 0;
-            if (width)
-                n += (size_t)(s.end - s.p) / (size_t)width;
-            else
-                for (const uint8_t *p = s.p; p < s.end; p++)
-                    n += !(*p & 0x80);
+            n += packed_count(s, width);
         } else {
             wr_skip(&msg, t);
             n++;
@@ -734,11 +742,7 @@ static void count_tensor(struct wr msg, struct tensor_counts *c)
         struct wr s = wr_len(&msg);
         if (msg.bad)
             return; /* the decoding loop stops here too */
-        if (width)
-            *n += (size_t)(s.end - s.p) / (size_t)width;
-        else
-            for (const uint8_t *p = s.p; p < s.end; p++)
-                *n += !(*p & 0x80);
+        *n += packed_count(s, width);
     }
 }
 
