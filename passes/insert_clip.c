@@ -65,6 +65,14 @@ struct ctx {
      * per inserted Clip was a tenth of the pass on big models. */
     double text_lo, text_hi;
     char text[64];
+    /* Whether an op type is clipped, for the last few seen: a loaded
+     * model's nodes share one op_type string per op type, so the walk
+     * compares pointers instead of strings at every node. */
+    struct {
+        const char *op;
+        bool hit;
+    } seen[8];
+    unsigned n_seen;
 };
 
 static const char *bounds_text(struct ctx *c, double lo, double hi)
@@ -378,14 +386,25 @@ static sg_status clip_output(struct ctx *c, sg_node *n, uint32_t idx)
     return st;
 }
 
+static bool op_selected(struct ctx *c, const char *op)
+{
+    for (size_t i = 0; i < sizeof c->seen / sizeof c->seen[0]; i++)
+        if (c->seen[i].op == op)
+            return c->seen[i].hit;
+    bool hit = sg__opt_has(&c->opts[OPT_OPS], op);
+    size_t slot = c->n_seen++ % (sizeof c->seen / sizeof c->seen[0]);
+    c->seen[slot].op = op;
+    c->seen[slot].hit = hit;
+    return hit;
+}
+
 static bool selected(struct ctx *c, const sg_node *n)
 {
-    if (sg__ptrset_has(&c->inserted, n))
-        return false;
     bool by_type = c->opts[OPT_OPS].given || !c->opts[OPT_NODES].given;
-    if (by_type && (!n->domain || !*n->domain) && sg__opt_has(&c->opts[OPT_OPS], n->op_type))
-        return true;
-    return c->names.count && n->name && sg__strmap_get(&c->names, n->name);
+    bool hit = (by_type && (!n->domain || !*n->domain) && op_selected(c, n->op_type)) ||
+               (c->names.count && n->name && sg__strmap_get(&c->names, n->name));
+    /* Clips this run inserted are never clipped again. */
+    return hit && !sg__ptrset_has(&c->inserted, n);
 }
 
 /* The value in slot idx of n's clipped side, or NULL. */
