@@ -528,12 +528,11 @@ static sg_status run_graph(sg_graph *g, void *arg)
         sg_free(pl.t);
     }
     sg_free(bns);
-    /* The replaced producer outputs, unread now, go in one value_info walk. */
-    sg_graph_unlist_values(g, c->dead, c->n_dead, SG_VALUE_INFO);
-    for (size_t k = 0; k < c->n_dead && !st; k++)
-        if ((st = sg_value_remove(c->dead[k])))
-            st = sg_diag_set(c->diag, st, "cannot remove '%s'", c->dead[k]->name);
+    /* The replaced producer outputs, unread now, go in one batch. */
+    size_t n_dead = c->n_dead;
     c->n_dead = 0;
+    if (!st && n_dead && (st = sg_graph_remove_values(g, c->dead, &n_dead)))
+        st = sg_diag_set(c->diag, st, "cannot remove the outputs BatchNormalization replaced");
     return st;
 }
 
