@@ -46,6 +46,19 @@ static const struct sg_opt_spec options[] = {
 };
 _Static_assert(sizeof options / sizeof options[0] == OPT_COUNT, "option table");
 
+/* A new bias to make: input `slot` of `reader`. Name base and payload live
+ * in the model arena. */
+struct pending {
+    sg_node *reader;
+    uint32_t slot;
+    const char *base;
+    int32_t dtype;
+    int64_t dims[2];
+    uint32_t rank;
+    const void *data;
+    size_t nbytes;
+};
+
 struct ctx {
     sg_model *m;
     const struct sg_opt_value *opts;
@@ -60,6 +73,10 @@ struct ctx {
     /* Per graph: producer outputs the BatchNormalizations' outputs replaced. */
     sg_value **dead;
     size_t n_dead, cap_dead;
+    /* New biases, made once the replaced constants are gone (the value map
+     * then never holds both: one with 350k names would grow to 1M slots). */
+    struct pending *pend;
+    size_t n_pend, cap_pend;
 };
 
 static sg_status push(sg_value ***arr, size_t *n, size_t *cap, sg_value *v)
@@ -361,24 +378,25 @@ static bool in_place(const struct ctx *c, const sg_node *p, uint32_t slot)
            !(v->flags & (SG_VALUE_INPUT | SG_VALUE_OUTPUT));
 }
 
-/* Constant `slot` of p with the folded payload: its own tensor rewritten
- * when in_place, else a new constant named after base. */
-static sg_status put_const(struct ctx *c, sg_node *p, uint32_t slot, const char *base, int32_t dt,
-                           const int64_t *dims, uint32_t rank, const void *data, size_t nbytes,
-                           sg_value **out)
+/* Rewrite constant `slot` of p in place with the folded payload when
+ * in_place allows and the shape stays: true (*out is that constant) or
+ * false (nothing changed; *st is set when out of memory). */
+static bool rewrite(struct ctx *c, sg_node *p, uint32_t slot, const int64_t *dims, uint32_t rank,
+                    const void *data, size_t nbytes, sg_value **out, sg_status *st)
 {
-    if (in_place(c, p, slot)) {
-        sg_tensor *t = p->inputs[slot]->init;
-        bool same_shape = t->rank == rank && !memcmp(t->dims, dims, rank * sizeof *dims);
-        void *copy = same_shape ? sg_arena_memdup(c->m->arena, data, nbytes ? nbytes : 1) : NULL;
-        if (same_shape) {
-            if (!copy || sg_tensor_set_raw(c->m, t, copy, nbytes, NULL))
-                return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
-            *out = p->inputs[slot];
-            return SG_OK;
-        }
+    *st = SG_OK;
+    if (!in_place(c, p, slot))
+        return false;
+    sg_tensor *t = p->inputs[slot]->init;
+    if (t->rank != rank || memcmp(t->dims, dims, rank * sizeof *dims))
+        return false;
+    void *copy = sg_arena_memdup(c->m->arena, data, nbytes ? nbytes : 1);
+    if (!copy || sg_tensor_set_raw(c->m, t, copy, nbytes, NULL)) {
+        *st = sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
+        return false;
     }
-    return add_const(c, p, base, dt, dims, rank, data, nbytes, out);
+    *out = p->inputs[slot];
+    return true;
 }
 
 /* The folded weight and bias: the producer's own constants rewritten, or
@@ -428,16 +446,41 @@ static sg_status new_constants(struct ctx *c, struct plan *pl, sg_value **w_out,
         }
     char base[600];
     snprintf(base, sizeof base, "%s_bn", pl->w_src->name);
-    if ((st = put_const(c, pl->p, 1, base, dt, w->dims, w->rank, nwd, nw * es, w_out)))
+    if (!rewrite(c, pl->p, 1, w->dims, w->rank, nwd, nw * es, w_out, &st) && !st)
+        st = add_const(c, pl->p, base, dt, w->dims, w->rank, nwd, nw * es, w_out);
+    if (st)
         goto out;
+    *b_out = NULL;
+    if (b && (rewrite(c, pl->p, 2, bdims, brank, nbd, nb * es, b_out, &st) || st))
+        goto out;
+    /* A new bias: made after the replaced constants are removed. */
     if (b)
         snprintf(base, sizeof base, "%s_bn", pl->b_src->name);
     else
         snprintf(base, sizeof base, "%s_bias", sg__node_label(pl->p));
-    if (b)
-        st = put_const(c, pl->p, 2, base, dt, bdims, brank, nbd, nb * es, b_out);
+    if (c->n_pend == c->cap_pend) {
+        size_t cap = c->cap_pend ? c->cap_pend * 2 : 16;
+        struct pending *grown = sg_realloc(c->pend, cap * sizeof *grown);
+        if (!grown) {
+            st = sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
+            goto out;
+        }
+        c->pend = grown;
+        c->cap_pend = cap;
+    }
+    struct pending *pd = &c->pend[c->n_pend];
+    *pd = (struct pending){.reader = pl->p,
+                           .slot = 2,
+                           .base = sg_arena_strdup(c->m->arena, base),
+                           .dtype = dt,
+                           .dims = {bdims[0], bdims[1]},
+                           .rank = brank,
+                           .data = sg_arena_memdup(c->m->arena, nbd, nb * es + 1),
+                           .nbytes = nb * es};
+    if (!pd->base || !pd->data)
+        st = sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
     else
-        st = add_const(c, pl->p, base, dt, bdims, brank, nbd, nb * es, b_out);
+        c->n_pend++;
 out:
     sg_free(nwd);
     sg_free(nbd);
@@ -458,6 +501,7 @@ static sg_status fold(struct ctx *c, struct plan *pl)
     if ((st = sg_node_set_input(p, 1, w_new)))
         return sg_diag_set(c->diag, st, "out of memory");
     if (pl->kind != MATMUL) {
+        /* A pending bias leaves the slot empty until it is made. */
         if ((st = sg_node_set_input(p, 2, b_new)))
             return sg_diag_set(c->diag, st, "out of memory");
         if (pl->kind == GEMM && sg_attr_float(p, "beta", 1.0f) != 1.0f &&
@@ -472,11 +516,12 @@ static sg_status fold(struct ctx *c, struct plan *pl)
         snprintf(base, sizeof base, "%s_bias", bn_label);
         const char *name = sg_model_fresh_name(c->m, base);
         sg_node *add = name ? sg_node_create(p->graph, "Add", NULL, name, c->diag) : NULL;
-        if (!add || (st = sg_node_set_input(add, 0, x)) ||
-            (st = sg_node_set_input(add, 1, b_new)) || (st = sg_node_set_output(add, 0, y)))
+        if (!add || (st = sg_node_set_input(add, 0, x)) || (st = sg_node_set_output(add, 0, y)))
             return sg_diag_set(c->diag, st ? st : SG_ENOMEM, "cannot add the bias of '%s'",
                                bn_label);
         sg_node_move_after(add, p);
+        c->pend[c->n_pend - 1].reader = add; /* its bias, input 1 */
+        c->pend[c->n_pend - 1].slot = 1;
     } else if ((st = sg_node_set_output(p, 0, NULL)) || (st = sg_node_set_output(p, 0, y)) ||
                (st = push(&c->dead, &c->n_dead, &c->cap_dead, x))) {
         return sg_diag_set(c->diag, st, "cannot rewire '%s'", sg__node_label(p));
@@ -544,6 +589,15 @@ static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pas
     sg_status st = m->graph ? sg__walk_graphs(m->graph, run_graph, &c) : SG_OK;
     if (!st)
         st = sg__remove_constants(c.olds, c.n_olds, c.old_ir, rep, diag);
+    for (size_t k = 0; k < c.n_pend && !st; k++) {
+        const struct pending *pd = &c.pend[k];
+        sg_value *b;
+        st = add_const(&c, pd->reader, pd->base, pd->dtype, pd->dims, pd->rank, pd->data,
+                       pd->nbytes, &b);
+        if (!st && (st = sg_node_set_input(pd->reader, pd->slot, b)))
+            st = sg_diag_set(diag, st, "out of memory");
+    }
+    sg_free(c.pend);
     sg_free(c.olds);
     sg_free(c.dead);
     return st;
