@@ -38,6 +38,7 @@ void *sg_calloc(size_t count, size_t size)
 }
 
 #define TABLE_MIN (1u << 20)
+#define GROW_HUGE ((size_t)2 << 20) /* sg_grow: huge pages from here */
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 
 void *sg_malloc_huge(size_t *size)
@@ -52,6 +53,20 @@ void *sg_malloc_huge(size_t *size)
     madvise(p, bytes, MADV_HUGEPAGE); /* advice only: refused, small pages are used */
     *size = bytes;
     return p;
+}
+
+void *sg_grow(void *p, size_t old_size, size_t new_size)
+{
+    if (new_size < GROW_HUGE)
+        return sg_realloc(p, new_size);
+    size_t bytes = new_size;
+    void *q = sg_malloc_huge(&bytes);
+    if (!q)
+        return NULL;
+    if (old_size)
+        memcpy(q, p, old_size < new_size ? old_size : new_size);
+    sg_free(p);
+    return q;
 }
 
 void *sg_calloc_table(size_t count, size_t size)

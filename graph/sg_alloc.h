@@ -35,6 +35,14 @@ void *sg_malloc_huge(size_t *size);
  * 100,000-name map. Freed with sg_free. */
 void *sg_calloc_table(size_t count, size_t size);
 
+/* sg_realloc for an array that grows by doubling: the block for new_size
+ * bytes keeps the first old_size bytes of p (which goes). From 2 MB on it
+ * is on huge pages (sg_malloc_huge): realloc's fresh 4 KB pages fault one
+ * by one as they are written, hundreds of faults for a pass that lists a
+ * few hundred thousand values. NULL (p untouched) when out of memory.
+ * Freed with sg_free. */
+void *sg_grow(void *p, size_t old_size, size_t new_size);
+
 /* Duplicate a NUL-terminated string / a byte range with sg_malloc. */
 char *sg_strdup(const char *s);
 

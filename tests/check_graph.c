@@ -344,6 +344,34 @@ START_TEST(test_strmap_churn)
 }
 END_TEST
 
+/* sg_grow keeps the contents across the switch to huge pages and back. */
+START_TEST(test_grow)
+{
+    size_t cap = 1024;
+    uint32_t *a = sg_grow(NULL, 0, cap * sizeof *a);
+    ck_assert_ptr_nonnull(a);
+    for (size_t i = 0; i < cap; i++)
+        a[i] = (uint32_t)i * 2654435761u;
+    int64_t live = sg_alloc_live();
+    while (cap < ((size_t)8 << 20) / sizeof *a) { /* 4 KB -> 8 MB */
+        uint32_t *b = sg_grow(a, cap * sizeof *a, 2 * cap * sizeof *a);
+        ck_assert_ptr_nonnull(b);
+        for (size_t i = 0; i < cap; i++)
+            ck_assert_uint_eq(b[i], (uint32_t)i * 2654435761u);
+        for (size_t i = cap; i < 2 * cap; i++)
+            b[i] = (uint32_t)i * 2654435761u;
+        a = b;
+        cap *= 2;
+        ck_assert_int_eq(sg_alloc_live(), live); /* one block throughout */
+    }
+    sg_alloc_fail_at(1);
+    ck_assert_ptr_null(sg_grow(a, cap * sizeof *a, 2 * cap * sizeof *a));
+    sg_alloc_fail_at(0);
+    ck_assert_uint_eq(a[cap - 1], (uint32_t)(cap - 1) * 2654435761u); /* untouched */
+    sg_free(a);
+}
+END_TEST
+
 /* Batch removal: big batches (sorted by slot) and small ones (one by one)
  * leave the map as single deletions would; absent keys, repeats and equal
  * keys at other addresses are fine. */
@@ -981,6 +1009,7 @@ Suite *suite_graph(void)
     tcase_add_test(tc, test_strhash);
     tcase_add_test(tc, test_strmap_churn);
     tcase_add_test(tc, test_strmap_del_many);
+    tcase_add_test(tc, test_grow);
     tcase_add_test(tc, test_remove_values);
     tcase_add_test(tc, test_verifier_catches);
     tcase_add_test(tc, test_verifier_marks);
