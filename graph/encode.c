@@ -199,7 +199,7 @@ static size_t begin(struct enc *E)
         return E->cursor++;
     if (E->n_sizes == E->cap_sizes) {
         size_t cap = E->cap_sizes ? E->cap_sizes * 2 : 1024;
-        size_t *grown = sg_realloc(E->sizes, cap * sizeof *grown);
+        size_t *grown = sg_grow(E->sizes, E->cap_sizes * sizeof *grown, cap * sizeof *grown);
         if (!grown) {
             E->nomem = true;
             return 0;

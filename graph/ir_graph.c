@@ -512,7 +512,7 @@ sg_status sg_graph_remove_values(sg_graph *g, sg_value **vals, size_t *count)
     size_t n = *count, k = 0;
     if (n == 0)
         return SG_OK;
-    const char **names = sg_malloc(n * sizeof *names);
+    const char **names = sg_grow(NULL, 0, n * sizeof *names); /* huge pages when big */
     if (!names)
         return SG_ENOMEM;
     /* One walk over the values: check, drop repeats, note the lists. */

@@ -259,7 +259,7 @@ size_t sg__strmap_del_many(struct sg__strmap *m, const char *const *keys, size_t
     if (!m->cap || !n)
         return 0;
     uint64_t *order =
-        n >= DEL_MANY_MIN && n >= m->cap / 64 ? sg_malloc(2 * n * sizeof *order) : NULL;
+        n >= DEL_MANY_MIN && n >= m->cap / 64 ? sg_grow(NULL, 0, 2 * n * sizeof *order) : NULL;
     if (!order) {
         for (size_t k = 0; k < n; k++)
             removed += sg__strmap_del(m, keys[k]);

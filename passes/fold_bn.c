@@ -563,7 +563,7 @@ static sg_status run_graph(sg_graph *g, void *arg)
         count += is_bn(n);
     if (!count)
         return SG_OK;
-    sg_node **bns = sg_malloc(count * sizeof *bns);
+    sg_node **bns = sg_grow(NULL, 0, count * sizeof *bns);
     if (!bns)
         return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
     count = 0;
