@@ -7,10 +7,7 @@ set -u
 S=$(realpath "$1")
 SRC=$(realpath "$2")
 . "$SRC/tests/cli_common.sh"
-rm -rf "$3"
-mkdir -p "$3"
-W=$(realpath "$3")
-cd "$W" || exit 1
+enter_work_dir "$3"
 FAKE=$SRC/tests/fake_atc
 M=$SRC/models/exp_overflow.onnx
 LOG=$W/atc.log

@@ -11,10 +11,7 @@ S=$(realpath "$1")
 SRC=$(realpath "$2")
 T=$(realpath "$3")
 . "$SRC/tests/cli_common.sh"
-rm -rf "$4"
-mkdir -p "$4"
-W=$(realpath "$4")
-cd "$W" || exit 1
+enter_work_dir "$4"
 
 run 0 env LD_DEBUG=files "$S" --version
 lacks err libopenblas

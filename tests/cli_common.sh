@@ -6,6 +6,15 @@
 fails=0
 checks=0
 
+# enter_work_dir DIR: empty DIR (made if missing), set W to its real path
+# and make it the current folder; stops the script if it cannot.
+enter_work_dir() {
+    rm -rf "$1"
+    mkdir -p "$1"
+    W=$(realpath "$1")
+    cd "$W" || exit 1
+}
+
 fail() {
     echo "FAIL: $*"
     fails=$((fails + 1))
