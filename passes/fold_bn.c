@@ -378,9 +378,10 @@ static bool in_place(const struct ctx *c, const sg_node *p, uint32_t slot)
            !(v->flags & (SG_VALUE_INPUT | SG_VALUE_OUTPUT));
 }
 
-/* Rewrite constant `slot` of p in place with the folded payload when
- * in_place allows and the shape stays: true (*out is that constant) or
- * false (nothing changed; *st is set when out of memory). */
+/* Rewrite constant `slot` of p in place with the folded payload (in the
+ * model arena, kept as it is) when in_place allows and the shape stays:
+ * true (*out is that constant) or false (nothing changed; *st is set when
+ * out of memory). */
 static bool rewrite(struct ctx *c, sg_node *p, uint32_t slot, const int64_t *dims, uint32_t rank,
                     const void *data, size_t nbytes, sg_value **out, sg_status *st)
 {
@@ -390,8 +391,7 @@ static bool rewrite(struct ctx *c, sg_node *p, uint32_t slot, const int64_t *dim
     sg_tensor *t = p->inputs[slot]->init;
     if (t->rank != rank || memcmp(t->dims, dims, rank * sizeof *dims))
         return false;
-    void *copy = sg_arena_memdup(c->m->arena, data, nbytes ? nbytes : 1);
-    if (!copy || sg_tensor_set_raw(c->m, t, copy, nbytes, NULL)) {
+    if (sg_tensor_set_raw(c->m, t, data, nbytes, NULL)) {
         *st = sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
         return false;
     }
@@ -425,12 +425,13 @@ static sg_status new_constants(struct ctx *c, struct plan *pl, sg_value **w_out,
         }
     }
     size_t nb = (size_t)(rows * pl->channels);
-    void *nwd = sg_malloc(nw * es + 1), *nbd = sg_malloc(nb * es + 1);
+    /* In the arena: the common outcomes (a constant rewritten in place, a
+     * pending bias) keep the buffer as it is. */
+    void *nwd = sg_arena_alloc(c->m->arena, nw * es + 1);
+    void *nbd = sg_arena_alloc(c->m->arena, nb * es + 1);
+    if (!nwd || !nbd)
+        return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
     sg_status st = SG_OK;
-    if (!nwd || !nbd) {
-        st = sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
-        goto out;
-    }
     for (size_t i = 0; i < nw; i++)
         put_elem(dt, nwd, (int64_t)i, get_elem(dt, wd, (int64_t)i) * pl->s[channel_of(pl, i)]);
     double beta = pl->kind == GEMM ? sg_attr_float(pl->p, "beta", 1.0f) : 1.0;
@@ -449,10 +450,10 @@ static sg_status new_constants(struct ctx *c, struct plan *pl, sg_value **w_out,
     if (!rewrite(c, pl->p, 1, w->dims, w->rank, nwd, nw * es, w_out, &st) && !st)
         st = add_const(c, pl->p, base, dt, w->dims, w->rank, nwd, nw * es, w_out);
     if (st)
-        goto out;
+        return st;
     *b_out = NULL;
     if (b && (rewrite(c, pl->p, 2, bdims, brank, nbd, nb * es, b_out, &st) || st))
-        goto out;
+        return st;
     /* A new bias: made after the replaced constants are removed. */
     if (b)
         snprintf(base, sizeof base, "%s_bn", pl->b_src->name);
@@ -461,10 +462,8 @@ static sg_status new_constants(struct ctx *c, struct plan *pl, sg_value **w_out,
     if (c->n_pend == c->cap_pend) {
         size_t cap = c->cap_pend ? c->cap_pend * 2 : 16;
         struct pending *grown = sg_grow(c->pend, c->cap_pend * sizeof *grown, cap * sizeof *grown);
-        if (!grown) {
-            st = sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
-            goto out;
-        }
+        if (!grown)
+            return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
         c->pend = grown;
         c->cap_pend = cap;
     }
@@ -475,16 +474,12 @@ static sg_status new_constants(struct ctx *c, struct plan *pl, sg_value **w_out,
                            .dtype = dt,
                            .dims = {bdims[0], bdims[1]},
                            .rank = brank,
-                           .data = sg_arena_memdup(c->m->arena, nbd, nb * es + 1),
+                           .data = nbd,
                            .nbytes = nb * es};
-    if (!pd->base || !pd->data)
-        st = sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
-    else
-        c->n_pend++;
-out:
-    sg_free(nwd);
-    sg_free(nbd);
-    return st;
+    if (!pd->base)
+        return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
+    c->n_pend++;
+    return SG_OK;
 }
 
 static sg_status fold(struct ctx *c, struct plan *pl)
