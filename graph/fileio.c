@@ -163,6 +163,20 @@ sg_status sg_file_write_atomic(const char *path, const void *data, size_t len, s
     return sg_file_write_atomic_with(path, write_bytes, &b, diag);
 }
 
+int sg__read_fd(int fd, void *buf, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = read(fd, (uint8_t *)buf + got, len - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? errno : EIO; /* EIO: the file shrank while read */
+        got += (size_t)n;
+    }
+    return 0;
+}
+
 sg_status sg_file_read_all(const char *path, size_t max_len, uint8_t **data, size_t *len,
                            struct sg_diag *diag)
 {
@@ -187,19 +201,11 @@ sg_status sg_file_read_all(const char *path, size_t max_len, uint8_t **data, siz
         close(fd);
         return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
     }
-    size_t got = 0;
-    while (got < size) {
-        ssize_t n = read(fd, buf + got, size - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
+    int err = sg__read_fd(fd, buf, size);
     close(fd);
-    if (got != size) {
+    if (err) {
         sg_free(buf);
-        return sg_diag_set(diag, SG_EIO, "%s: short read", path);
+        return sg_diag_set(diag, SG_EIO, "%s: cannot read: %s", path, strerror(err));
     }
     buf[size] = '\0';
     *data = buf;

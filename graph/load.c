@@ -107,19 +107,11 @@ sg_status sg_model_load(const char *path, const struct sg_load_opts *opts, sg_mo
             close(fd);
             return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
         }
-        size_t got = 0;
-        while (got < len) {
-            ssize_t n = pread(fd, (uint8_t *)map->data + got, len - got, (off_t)got);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                int err = n < 0 ? errno : EIO;
-                close(fd);
-                sg_blob_unref(map);
-                return sg_diag_set(diag, SG_EIO, "%s: cannot read: %s", path,
-                                   n < 0 ? strerror(err) : "file shrank while read");
-            }
-            got += (size_t)n;
+        int err = sg__read_fd(fd, map->data, len);
+        if (err) {
+            close(fd);
+            sg_blob_unref(map);
+            return sg_diag_set(diag, SG_EIO, "%s: cannot read: %s", path, strerror(err));
         }
         close(fd);
     } else {

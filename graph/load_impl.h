@@ -25,4 +25,8 @@ int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag);
 /* write(2) all of data, retrying on EINTR; SG_EIO with errno set on failure. */
 sg_status sg__write_fd(int fd, const void *data, size_t len);
 
+/* Read exactly len bytes from fd's position: 0, or the errno (EIO when
+ * the file ends first). */
+int sg__read_fd(int fd, void *buf, size_t len);
+
 #endif
