@@ -6,10 +6,23 @@
 #include <string.h>
 
 static const struct sg_op_schema schemas[] = {
+#define SG_OP_DOMAIN(dom, newest)
 #define SG_OP_SCHEMA(dom, op, since, min_in, max_in, min_out, max_out)                             \
     {dom, op, since, min_in, max_in, min_out, max_out},
 #include "op_schemas.inc"
 #undef SG_OP_SCHEMA
+#undef SG_OP_DOMAIN
+};
+
+static const struct domain_newest {
+    const char *domain;
+    int newest;
+} domains[] = {
+#define SG_OP_DOMAIN(dom, newest) {dom, newest},
+#define SG_OP_SCHEMA(dom, op, since, min_in, max_in, min_out, max_out)
+#include "op_schemas.inc"
+#undef SG_OP_SCHEMA
+#undef SG_OP_DOMAIN
 };
 
 static const size_t n_schemas = sizeof schemas / sizeof schemas[0];
@@ -39,8 +52,21 @@ static const char *canon(const char *domain)
     return !domain || strcmp(domain, "ai.onnx") == 0 ? "" : domain;
 }
 
+int sg_op_schema_newest_opset(const char *domain)
+{
+    const char *dom = canon(domain);
+    for (size_t i = 0; i < sizeof domains / sizeof domains[0]; i++)
+        if (strcmp(domains[i].domain, dom) == 0)
+            return domains[i].newest;
+    return 0;
+}
+
 static const struct sg_op_schema *find_uncached(const char *dom, const char *op_type, int64_t opset)
 {
+    /* Past the release the table was made from, an op may have gained a
+     * version with other counts: an older version's arity proves nothing. */
+    if (opset > sg_op_schema_newest_opset(dom))
+        return NULL;
     const struct sg_op_schema *best = NULL;
     for (size_t i = lower_bound(dom, op_type); i < n_schemas; i++) {
         if (cmp_key(dom, op_type, &schemas[i]) != 0)

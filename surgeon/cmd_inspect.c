@@ -5,6 +5,7 @@
 #include "sg_alloc.h"
 #include "sg_io.h"
 #include "sg_json.h"
+#include "sg_opschema.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -155,6 +156,13 @@ static void print_text(const char *path, sg_model *m, struct stats *s, sg_node *
         printf("%s%s %" PRId64, i ? ", " : "", domain_name(m->opsets[i].domain),
                m->opsets[i].version);
     printf("%s\n", m->n_opsets ? "" : "(none)");
+    for (size_t i = 0; i < m->n_opsets; i++) {
+        int newest = sg_op_schema_newest_opset(m->opsets[i].domain);
+        if (newest && m->opsets[i].version > newest)
+            printf("note:         %s %" PRId64 " is newer than the operator table (%d): node "
+                   "arities are not checked\n",
+                   domain_name(m->opsets[i].domain), m->opsets[i].version, newest);
+    }
     if (m->producer_name || m->producer_version)
         printf("producer:     %s%s%s\n", m->producer_name ? m->producer_name : "",
                m->producer_version ? " " : "", m->producer_version ? m->producer_version : "");

@@ -44,6 +44,41 @@ def load_full(path):
     return m
 
 
+def modern_opsets(tmp):
+    """Opset-18+ forms (ReduceMean's axes input, Split's num_outputs) load and
+    round-trip, and an opset past the table's release is not checked against
+    an older version's arity (issue 16, part 1)."""
+    h = onnx.helper
+    T = onnx.TensorProto
+    for opset in (18, 21, 99):
+        nodes = [
+            h.make_node("ReduceMean", ["x", "axes"], ["m"], name="node_mean", keepdims=1),
+            h.make_node("Split", ["x"], ["s0", "s1"], name="split", axis=1, num_outputs=2),
+            # Beyond the table's release nothing can be checked: an arity no
+            # known version has still loads there (a newer version may have it).
+            h.make_node("Relu", ["m", "s0"] if opset == 99 else ["m"], ["r"], name="relu"),
+        ]
+        g = h.make_graph(nodes, "modern", [h.make_tensor_value_info("x", T.FLOAT, [2, 4])],
+                         [h.make_tensor_value_info(n, T.FLOAT, None) for n in ("r", "s1")],
+                         [h.make_tensor("axes", T.INT64, [1], [1])])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+        src = os.path.join(tmp, "opset%d.onnx" % opset)
+        onnx.save(m, src)
+        out = os.path.join(tmp, "opset%d_rt.onnx" % opset)
+        run("convert", src, "-o", out)
+        check("opset %d model round-trips" % opset, onnx.load(out) == m)
+        j = json.loads(run("inspect", src, "--json").stdout)
+        check("opset %d model inspects" % opset, j["op_types"].get("ReduceMean") == 1, str(j))
+    # Within the table's range the arity is still checked.
+    g = h.make_graph([h.make_node("Relu", ["x", "x"], ["r"], name="relu2")], "bad",
+                     [h.make_tensor_value_info("x", T.FLOAT, [2])],
+                     [h.make_tensor_value_info("r", T.FLOAT, [2])])
+    bad = os.path.join(tmp, "bad_arity.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 21)]), bad)
+    p = run("inspect", bad, expect=1)
+    check("opset 21 arity is checked", "relu2" in p.stderr and "Relu" in p.stderr, p.stderr)
+
+
 def main():
     global SURGEON
     SURGEON = sys.argv[1]
@@ -155,6 +190,7 @@ def main():
               [{"file": "weights.bin", "tensors": 1, "bytes": 16384}])
         p = run("inspect", ext)
         check("inspect text", "weights.bin" in p.stdout and "Gemm" in p.stdout)
+        modern_opsets(tmp)
     finally:
         shutil.rmtree(tmp)
     print("all convert/inspect checks passed")
