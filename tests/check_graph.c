@@ -6,6 +6,7 @@
  */
 #include "testutil.h"
 #include "sg_alloc.h"
+#include "sg_dims.h"
 #include "sg_io.h"
 #include "sg_print.h"
 #include "strmap.h"
@@ -978,6 +979,33 @@ END_TEST
 
 /* Names from a model may hold any bytes: diagnostics stay one line of
  * valid UTF-8, with the odd bytes written as \xNN, in set and prefix. */
+/* Checked dim arithmetic: exact at the int64 edges, false past them. */
+START_TEST(test_dims_checked)
+{
+    int64_t r;
+    ck_assert(sg_dim_mul(INT64_MAX / 2, 2, &r) && r == INT64_MAX - 1);
+    ck_assert(!sg_dim_mul(INT64_MAX / 2 + 1, 2, &r));
+    ck_assert(!sg_dim_add(INT64_MAX, 1, &r));
+    ck_assert(!sg_dim_sub(INT64_MIN, 1, &r));
+    const int64_t big[] = {(int64_t)1 << 62, 4}, zero[] = {(int64_t)1 << 62, 0, 1 << 30, 1 << 30};
+    const int64_t neg[] = {3, -1};
+    ck_assert(!sg_dims_numel(big, 2, &r));
+    ck_assert(sg_dims_numel(zero, 4, &r) && r == 0);
+    ck_assert(!sg_dims_numel(neg, 2, &r));
+    ck_assert(sg_dims_numel(NULL, 0, &r) && r == 1);
+    size_t b;
+    ck_assert(!sg_dims_nbytes(INT64_MAX, 8, &b));
+    ck_assert(sg_dims_nbytes(10, 4, &b) && b == 40);
+    /* in 5, kernel 3, stride 2, pads 1/1: (5 + 2 - 3) / 2 + 1 = 3 */
+    ck_assert(sg_dim_window(5, 3, 2, 1, 1, 1, false, &r) && r == 3);
+    ck_assert(sg_dim_window(6, 3, 2, 1, 0, 0, true, &r) && r == 3);
+    ck_assert(!sg_dim_window(2, 3, 1, 1, 0, 0, false, &r)); /* too big */
+    ck_assert(!sg_dim_window(5, 3, 1, 1, (int64_t)1 << 62, (int64_t)1 << 62, false, &r));
+    ck_assert(!sg_dim_window(5, 3, 0, 1, 0, 0, false, &r));
+    ck_assert(!sg_dim_window(5, (int64_t)1 << 62, 1, 4, 0, 0, false, &r));
+}
+END_TEST
+
 START_TEST(test_diag_printable)
 {
     struct sg_diag d = {0};
@@ -1024,6 +1052,7 @@ Suite *suite_graph(void)
     tcase_add_test(tc, test_renames);
     tcase_add_test(tc, test_print);
     tcase_add_test(tc, test_diag_printable);
+    tcase_add_test(tc, test_dims_checked);
     suite_add_tcase(s, tc);
     return s;
 }
