@@ -154,4 +154,51 @@ sg_status sg_model_topo_nodes(sg_model *m, sg_node ***order, size_t *n, struct s
  * comma-separated, into buf. */
 void sg_graph_close_names(const sg_graph *g, const char *name, bool nodes, char *buf, size_t size);
 
+/* ------------------------------------------------------- single-op cases */
+
+struct sg_array;
+
+/* Golden tensors by value name: get fills *out (the caller frees it with
+ * sg_array_free) or returns SG_ENOTFOUND with the name in diag. */
+struct sg_case_source {
+    sg_status (*get)(void *ctx, const char *name, struct sg_array *out, struct sg_diag *diag);
+    void *ctx;
+};
+
+/*
+ * Cut m down, in place, to the model of one main-graph node `node`: the
+ * node with its subgraphs, every input that is an initializer or computed
+ * from constants alone (a Constant node's output) as an initializer, every
+ * other input and every outer value its subgraphs read as a graph input,
+ * its outputs as the graph outputs. Types and shapes of the exposed
+ * tensors come from `src` (the golden tensors), so the case is fully
+ * shaped. Statuses of sg_model_extract and src->get.
+ */
+sg_status sg_case_make(sg_model *m, const char *node, const struct sg_case_source *src,
+                       struct sg_diag *diag);
+
+/*
+ * Write the ONNX backend-test folder of a case model m into `dir` (which
+ * must exist and be empty): model.onnx (per opts, NULL: defaults) and
+ * test_data_set_0/input_K.pb / output_K.pb, the graph inputs that have no
+ * initializer and the graph outputs in graph order, each TensorProto named
+ * after its value, with the data from src.
+ */
+struct sg_save_opts;
+sg_status sg_case_write(sg_model *m, const char *dir, const struct sg_case_source *src,
+                        const struct sg_save_opts *opts, struct sg_diag *diag);
+
+/* The tensors of a dump folder written by `surgeon run --dump all` (its
+ * manifest.json: node outputs and the run's inputs) as a case source.
+ * SG_EIO / SG_EPARSE naming the folder when there is no readable manifest. */
+typedef struct sg_dump_source sg_dump_source;
+sg_status sg_dump_source_open(const char *dir, sg_dump_source **out, struct sg_diag *diag);
+struct sg_case_source sg_dump_source_get(sg_dump_source *ds);
+void sg_dump_source_free(sg_dump_source *ds);
+
+/* A name made safe as a file name: '/', '\', ':' and control characters
+ * become '_', "." and ".." are prefixed, long names shortened with a hash.
+ * Into buf (at least 129 bytes); returns buf. */
+char *sg_case_dir_name(const char *node, char *buf, size_t size);
+
 #endif

@@ -43,6 +43,21 @@ const struct sg_command sg_cmd_extract = {
     run,
 };
 
+int sg__extract_cases(int argc, char **argv, const struct sg_command *cmd);
+
+static bool wants_cases(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--node") == 0 || strncmp(argv[i], "--node=", 7) == 0 ||
+            strcmp(argv[i], "--nodes") == 0 || strncmp(argv[i], "--nodes=", 8) == 0 ||
+            strcmp(argv[i], "--all") == 0)
+            return true;
+    }
+    return false;
+}
+
 static void print_list(const char *what, sg_value **v, uint32_t n)
 {
     printf("  %s:", what);
@@ -53,6 +68,8 @@ static void print_list(const char *what, sg_value **v, uint32_t n)
 
 static int run(int argc, char **argv)
 {
+    if (wants_cases(argc, argv))
+        return sg__extract_cases(argc, argv, &sg_cmd_extract);
     enum { O_INPUTS = 0x201, O_OUTPUTS, O_START, O_END };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
