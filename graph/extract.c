@@ -656,14 +656,22 @@ static sg_status rewrite(struct cut *c, const struct sg__ptrvec *ins, sg_type **
 {
     sg_graph *g = c->g;
     sg_status st;
-    struct sg__ptrvec new_in = *ins, dropped = {0}, dead_vals = {0};
-    for (uint32_t i = 0; i < g->n_inputs; i++)
-        if (!(g->inputs[i]->mark & V_LISTED) && (st = sg__ptrvec_push(&dropped, g->inputs[i])))
+    struct sg__ptrvec new_in = *ins, dropped = {0}, dead_vals = {0}, init_inputs = {0};
+    for (uint32_t i = 0; i < g->n_inputs; i++) {
+        sg_value *v = g->inputs[i];
+        if (v->mark & V_LISTED)
+            continue;
+        /* An initializer listed as an input (IR < 4 requires it) stays one
+         * when the region still reads it. */
+        if ((st = sg__ptrvec_push(v->init ? &init_inputs : &dropped, v)))
             goto out;
+    }
     /* Every input leaves the list and the new ones come back in order. */
     g->n_inputs = 0;
     for (size_t i = 0; i < dropped.n; i++)
         ((sg_value *)dropped.v[i])->flags &= ~(uint32_t)SG_VALUE_INPUT;
+    for (size_t i = 0; i < init_inputs.n; i++)
+        ((sg_value *)init_inputs.v[i])->flags &= ~(uint32_t)SG_VALUE_INPUT;
     for (size_t i = 0; i < new_in.n; i++)
         ((sg_value *)new_in.v[i])->flags &= ~(uint32_t)SG_VALUE_INPUT;
     while (g->n_outputs)
@@ -705,6 +713,11 @@ static sg_status rewrite(struct cut *c, const struct sg__ptrvec *ins, sg_type **
         if ((st = sg_node_remove(n, c->diag)))
             goto out;
         removed++;
+    }
+    for (size_t i = 0; i < init_inputs.n; i++) {
+        sg_value *v = init_inputs.v[i];
+        if (v->n_uses && (st = sg_graph_add_input(g, v)))
+            goto out;
     }
     /* What nothing reads any more: dropped inputs, initializers, stale
      * value_info entries. */
@@ -758,6 +771,7 @@ static sg_status rewrite(struct cut *c, const struct sg__ptrvec *ins, sg_type **
         c->rep->n_inits = g->n_inits;
     }
 out:
+    sg__ptrvec_free(&init_inputs);
     sg__ptrvec_free(&dropped);
     sg__ptrvec_free(&dead_vals);
     if (st == SG_ENOMEM)
