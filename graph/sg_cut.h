@@ -201,4 +201,39 @@ void sg_dump_source_free(sg_dump_source *ds);
  * Into buf (at least 129 bytes); returns buf. */
 char *sg_case_dir_name(const char *node, char *buf, size_t size);
 
+/* ------------------------------------------------------------- concat */
+
+struct sg_concat_spec {
+    /* Pairs (output of the first model, input of the second that reads
+     * it): io_map[2k], io_map[2k + 1], k < n_io_map; original names. */
+    const char *const *io_map;
+    size_t n_io_map;
+    const char *prefix_a, *prefix_b; /* NULL: names kept */
+};
+
+struct sg_concat_report {
+    char **collisions; /* "tensor 'x'", "node 'n'": names both models define */
+    size_t n_collisions;
+};
+
+void sg_concat_report_free(struct sg_concat_report *r);
+
+/*
+ * Append b's graph to a's, as onnx.compose.merge_models does: the result's
+ * inputs are a's, then b's not in the io map; its outputs a's not in the
+ * io map, then b's; b's mapped inputs read a's outputs (in subgraphs too).
+ * IR versions must be equal, opset imports of a domain the same version
+ * (SG_EINVAL naming both), metadata values agree; imports, metadata and
+ * functions are merged. Names of b that a also defines are collisions
+ * (SG_EDUP, every one in rep) unless prefixes make them differ: prefix_a
+ * renames a's main-graph tensors and nodes, prefix_b b's. On success a
+ * owns b (freed with a; b must not be used or freed by the caller); on
+ * failure b is the caller's; a is unchanged after a failed check, and must
+ * only be freed after a later failure (SG_ENOMEM, SG_EUNSUPPORTED for
+ * sparse initializers of b, or the verifier's). b's external tensors are copied when a is saved,
+ * never referenced from a's folder.
+ */
+sg_status sg_model_concat(sg_model *a, sg_model *b, const struct sg_concat_spec *spec,
+                          struct sg_concat_report *rep, struct sg_diag *diag);
+
 #endif
