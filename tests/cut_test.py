@@ -375,6 +375,65 @@ def case_tests(work):
     check(p.stdout.startswith("FAIL"), "altered case: %r" % p.stdout)
 
 
+def concat_tests(work):
+    """Parity with onnx.compose.merge_models; an If body reading a mapped
+    input (merge_models leaves it undefined); collisions and prefixes."""
+    import onnx.compose
+    then_g = helper.make_graph([helper.make_node("Add", ["p", "w"], ["t"], name="then_add")],
+                               "then", [], [vi("t")])
+    a = mk([helper.make_node("Relu", ["x"], ["r"], name="relu"),
+            helper.make_node("Exp", ["r"], ["e"], name="exp")], [vi("x")], [vi("e"), vi("r")])
+    inits = [numpy_helper.from_array(np.ones((2, 3), np.float32), "w"),
+             numpy_helper.from_array(np.array(0, np.float32), "z")]
+    b = mk([helper.make_node("Mul", ["p", "w"], ["q"], name="mul")], [vi("p")], [vi("q")], inits)
+    bi = mk([helper.make_node("Mul", ["p", "w"], ["q"], name="mul"),
+             helper.make_node("ReduceSum", ["p"], ["s"], name="sum", keepdims=0),
+             helper.make_node("Greater", ["s", "z"], ["c"], name="gt"),
+             helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g,
+                              else_branch=then_g)], [vi("p")], [vi("q"), vi("y")], inits)
+    pa, pb, pbi = (os.path.join(work, f) for f in ("A.onnx", "B.onnx", "Bi.onnx"))
+    onnx.save(a, pa)
+    onnx.save(b, pb)
+    onnx.save(bi, pbi)
+    out = os.path.join(work, "AB.onnx")
+    ref = onnx.compose.merge_models(a, b, io_map=[("e", "p")])
+    sg("concat", pa, pb, "--io-map", "e:p", "-o", out)
+    o = onnx.load(out)
+    onnx.checker.check_model(o)
+    key = lambda m: sorted((n.op_type, tuple(n.input), tuple(n.output)) for n in m.graph.node)
+    check(key(o) == key(ref), "concat node set")
+    check([i.name for i in o.graph.input] == [i.name for i in ref.graph.input], "concat inputs")
+    check([i.name for i in o.graph.output] == [i.name for i in ref.graph.output], "concat outputs")
+    check(sorted(i.name for i in o.graph.initializer) ==
+          sorted(i.name for i in ref.graph.initializer), "concat initializers")
+    try:
+        onnx.compose.merge_models(a, bi, io_map=[("e", "p")])
+        check(False, "expected merge_models to fail on the If body's read of p")
+    except Exception:  # noqa
+        check(True, "")
+    sg("concat", pa, pbi, "--io-map", "e:p", "-o", out)
+    o = onnx.load(out)
+    onnx.checker.check_model(o)
+    check([x.name for x in o.graph.output] == ["r", "q", "y"], "concat with If: outputs")
+    check(list(o.graph.node[-1].attribute[0].g.node[0].input) == ["e", "w"],
+          "the If body reads A's output")
+    os.remove(out)
+    p = sg("concat", pa, pa, "--io-map", "e:x", "-o", out, expect=1)
+    check("concat: 4 names of the second model are also in the first" in p.stderr and
+          "collision: tensor 'r'" in p.stderr and "collision: node 'exp'" in p.stderr,
+          "collisions: %r" % p.stderr)
+    check(not os.path.exists(out), "concat wrote on error")
+    sg("concat", pa, pa, "--io-map", "e:x", "--prefix-b", "b_", "-o", out)
+    r2 = onnx.compose.merge_models(a, a, io_map=[("e", "x")], prefix2="b_")
+    check(key(onnx.load(out)) == key(r2), "concat with prefix: node set")
+    a17 = mk(list(a.graph.node), list(a.graph.input), list(a.graph.output), opset=17)
+    p17 = os.path.join(work, "A17.onnx")
+    onnx.save(a17, p17)
+    p = sg("concat", pa, p17, "--io-map", "e:x", "--prefix-b", "b_", "-o", out + "2", expect=1)
+    check("import different versions of domain 'ai.onnx': 13 in the first, 17 in the second"
+          in p.stderr, "opset conflict: %r" % p.stderr)
+
+
 def main():
     work = tempfile.mkdtemp(prefix="sg_cut_")
     try:
@@ -385,6 +444,7 @@ def main():
         bad_input(work)
         split_tests(work)
         case_tests(work)
+        concat_tests(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("%d passed, %d failed" % (passed, len(failures)))
