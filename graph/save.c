@@ -72,6 +72,17 @@ struct saver {
     uint64_t data_end; /* next free offset in the new data file */
 };
 
+/* Is blob one of m's own data files? A tensor m shares with a model it
+ * keeps (concat) lives in a file relative to that model's folder: its
+ * bytes are copied, never referenced under m's folder. */
+static bool own_mapping(const sg_model *m, const sg_blob *blob)
+{
+    for (size_t i = 0; i < m->n_mappings; i++)
+        if (m->mappings[i] == blob)
+            return true;
+    return false;
+}
+
 /* Where tensor t goes; new external tensors get the next offset. */
 static void decide(struct saver *S, struct sg__tensor_plan *pl)
 {
@@ -86,7 +97,7 @@ static void decide(struct saver *S, struct sg__tensor_plan *pl)
         if (o->ext_mode == SG_EXT_INLINE)
             pl->how = SG__KEEP_INLINE;
         else if (o->ext_mode == SG_EXT_AUTO && S->L->same_folder && !S->data_name_is_kept &&
-                 t->extra->ext_blob)
+                 t->extra->ext_blob && own_mapping(S->m, t->extra->ext_blob))
             pl->how = SG__KEEP_EXTERNAL;
         else if (o->ext_mode == SG_EXT_FILE && bytes < threshold)
             pl->how = SG__KEEP_INLINE;

@@ -473,6 +473,10 @@ struct sg_model {
     void *names; /* every value and node name in the model, built on demand (internal) */
     bool names_built;
     uint64_t fresh; /* counter for fresh names */
+    /* Models whose strings, tensors and mappings this one shares (concat
+     * takes the second model in): freed with it. */
+    struct sg_model **kept;
+    size_t n_kept;
     /* The verifier numbers nodes from here up (node->mark), so a number of
      * the current walk is told from any older mark without clearing them
      * (internal, see verify.c). */
