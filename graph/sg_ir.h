@@ -775,6 +775,16 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag);
 sg_status sg_graph_infer_dtypes(sg_graph *g, bool recursive, struct sg_diag *diag);
 
 /*
+ * The element type of output `out` of n by the rules of
+ * sg_graph_infer_dtypes, given the element types of n's inputs in
+ * in_dtypes[0..n->n_inputs) (0: unknown) instead of the IR's, and typing
+ * nothing: for a caller that tracks types on its own without changing the
+ * model (the runtime's planner). 0 when the rules cannot tell; Cast's
+ * `to` as given, even a code sg_dtype does not know.
+ */
+int32_t sg_node_output_dtype(const sg_node *n, uint32_t out, const int32_t *in_dtypes);
+
+/*
  * The same inference on demand, for a pass that needs the types of some
  * values only: sg_dtype_resolve gives v's element type (0 when it cannot be
  * known), typing v and the values it depends on as sg_graph_infer_dtypes

@@ -670,6 +670,9 @@ static const struct sg_kernel kernels[] = {
     {"", "Expand", 8, 0, ANY, 0, run_expand},
     {"", "Tile", 6, 0, ANY, 0, run_tile},
     {"", "Pad", 1, 0, SG_KT_NUMERIC | SG_KT_BOOL, 0, run_pad},
+    /* The narrow types, held one element a byte (sg_runtime.h). */
+    {"", "Pad", 21, 0, SG_KT_NUMERIC | SG_KT_BOOL | SG_KT_F8 | SG_KT_INT4, 0, run_pad},
+    {"", "Pad", 23, 0, SG_KT_NUMERIC | SG_KT_BOOL | SG_KT_F8 | SG_KT_INT4 | SG_KT_F4, 0, run_pad},
     {"", "Trilu", 14, 0, ANY, 0, run_trilu},
     {"", "DepthToSpace", 1, 0, ANY, 0, run_depth_space},
     {"", "SpaceToDepth", 1, 0, ANY, 0, run_depth_space},
