@@ -274,13 +274,13 @@ static sg_status run_cast(struct sg_kctx *k)
 #define T21 (T19 | SG_KT_INT4)
 #define T23 (T21 | SG_KT_F4)
 static const struct sg_kernel kernels[] = {
-    {"", "Cast", 1, 0, SG_KT_ALL, SG_KF_OUT_TYPES, run_cast},
-    {"", "Cast", 19, 0, T19, SG_KF_OUT_TYPES, run_cast},
-    {"", "Cast", 21, 0, T21, SG_KF_OUT_TYPES, run_cast},
-    {"", "Cast", 23, 0, T23, SG_KF_OUT_TYPES, run_cast},
-    {"", "CastLike", 15, 0, SG_KT_ALL, SG_KF_OUT_TYPES, run_cast},
-    {"", "CastLike", 19, 0, T19, SG_KF_OUT_TYPES, run_cast},
-    {"", "CastLike", 21, 0, T21, SG_KF_OUT_TYPES, run_cast},
-    {"", "CastLike", 23, 0, T23, SG_KF_OUT_TYPES, run_cast},
+    {"", "Cast", 1, 0, SG_KT_ALL, SG_KF_OUT_TYPES, run_cast, "r"},
+    {"", "Cast", 19, 0, T19, SG_KF_OUT_TYPES, run_cast, "r"},
+    {"", "Cast", 21, 0, T21, SG_KF_OUT_TYPES, run_cast, "r"},
+    {"", "Cast", 23, 0, T23, SG_KF_OUT_TYPES, run_cast, "r"},
+    {"", "CastLike", 15, 0, SG_KT_ALL, SG_KF_OUT_TYPES, run_cast, "rr"},
+    {"", "CastLike", 19, 0, T19, SG_KF_OUT_TYPES, run_cast, "rr"},
+    {"", "CastLike", 21, 0, T21, SG_KF_OUT_TYPES, run_cast, "rr"},
+    {"", "CastLike", 23, 0, T23, SG_KF_OUT_TYPES, run_cast, "rr"},
 };
 SG_KERNEL_FAMILY(cast, kernels);

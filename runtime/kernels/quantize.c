@@ -609,19 +609,19 @@ static sg_status run_qlinear_matmul(struct sg_kctx *k)
 #define Q_OUT SG_KF_OUT_TYPES
 
 static const struct sg_kernel kernels[] = {
-    {"", "QuantizeLinear", 10, 0, Q_IN | Q_INT, Q_OUT, run_quantize},
-    {"", "QuantizeLinear", 13, 0, Q_IN | Q_INT, Q_OUT, run_quantize},
-    {"", "QuantizeLinear", 19, 0, Q_IN19 | Q_INT19, Q_OUT, run_quantize},
-    {"", "QuantizeLinear", 21, 0, Q_IN19 | Q_INT21, Q_OUT, run_quantize},
-    {"", "QuantizeLinear", 23, 0, Q_IN19 | Q_INT23, Q_OUT, run_quantize},
-    {"", "DequantizeLinear", 10, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize},
-    {"", "DequantizeLinear", 13, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize},
-    {"", "DequantizeLinear", 19, 0, Q_INT19 | SG_KT(SG_DTYPE_INT32), 0, run_dequantize},
-    {"", "DequantizeLinear", 21, 0, Q_INT21 | SG_KT(SG_DTYPE_INT32), 0, run_dequantize},
-    {"", "DequantizeLinear", 23, 0, Q_INT23 | SG_KT(SG_DTYPE_INT32), 0, run_dequantize},
-    {"", "DynamicQuantizeLinear", 11, 0, SG_KT_F32, 0, run_dynamic_quantize},
-    {"", "MatMulInteger", 10, 0, Q_INT, 0, run_matmul_integer},
-    {"", "QLinearMatMul", 10, 0, Q_INT, 0, run_qlinear_matmul},
-    {"", "QLinearMatMul", 21, 0, Q_INT, 0, run_qlinear_matmul},
+    {"", "QuantizeLinear", 10, 0, Q_IN | Q_INT, Q_OUT, run_quantize, "rro"},
+    {"", "QuantizeLinear", 13, 0, Q_IN | Q_INT, Q_OUT, run_quantize, "rro"},
+    {"", "QuantizeLinear", 19, 0, Q_IN19 | Q_INT19, Q_OUT, run_quantize, "rro"},
+    {"", "QuantizeLinear", 21, 0, Q_IN19 | Q_INT21, Q_OUT, run_quantize, "rro"},
+    {"", "QuantizeLinear", 23, 0, Q_IN19 | Q_INT23, Q_OUT, run_quantize, "rro"},
+    {"", "DequantizeLinear", 10, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
+    {"", "DequantizeLinear", 13, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
+    {"", "DequantizeLinear", 19, 0, Q_INT19 | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
+    {"", "DequantizeLinear", 21, 0, Q_INT21 | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
+    {"", "DequantizeLinear", 23, 0, Q_INT23 | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
+    {"", "DynamicQuantizeLinear", 11, 0, SG_KT_F32, 0, run_dynamic_quantize, "r"},
+    {"", "MatMulInteger", 10, 0, Q_INT, 0, run_matmul_integer, "rroo"},
+    {"", "QLinearMatMul", 10, 0, Q_INT, 0, run_qlinear_matmul, "rrrrrrrr"},
+    {"", "QLinearMatMul", 21, 0, Q_INT, 0, run_qlinear_matmul, "rrrrrrrr"},
 };
 SG_KERNEL_FAMILY(quantize, kernels);
