@@ -472,6 +472,14 @@ def qdq_cases():
                                 helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"])],
                           [vi("x", f32t, [8])], [vi("y", f32t, [8])], opset, [s, zp])
                 yield "qdq_%s_sat%d_op%d" % (NAMES[dt], sat, opset), m, {"x": xs}, None
+    # a zero point of shape [1] with a scalar scale (ONNX's own backend tests
+    # write them so): one value either way
+    for dt, opset in ((F8E4M3FN, 19), (INT4, 21)):
+        zp = narrow_tensor("zp", dt, [1], [0 if dt in FLOAT8 else -2])
+        m = model("z1", [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"]),
+                         helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"])],
+                  [vi("x", f32t, [8])], [vi("y", f32t, [8])], opset, [s, zp])
+        yield "qdq_%s_zero_point_shape1" % NAMES[dt], m, {"x": xs}, None
     # per axis and blocks (sizes that do not divide the axis), int4 and uint4
     rng = np.random.default_rng(21)
     x = rng.uniform(-6, 6, size=(3, 5, 2)).astype(np.float32)
@@ -540,8 +548,8 @@ def qdq_cases():
     # precision attribute (23), float8 and int4 graph inputs and outputs.
     xq = f32(0.3, -1.1, 2.6, 1000.0, -0.75, 7.0, 1.25, -3.5, 0.125, -0.0, 5.5)
     scale = 0.5
-    # float4: q = float4(x / s + zp), zp 0
-    want = [encode(FLOAT4E2M1, np.float32(v / np.float32(scale))) for v in xq]
+    # float4: q = float4(x / s + zp), zp 0 (which makes -0 +0)
+    want = [encode(FLOAT4E2M1, np.float32(v / np.float32(scale)) + np.float32(0)) for v in xq]
     m = model("f4", [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"])],
               [vi("x", f32t, [11])], [vi("y", FLOAT4E2M1, [11])], 23,
               [s, narrow_tensor("zp", FLOAT4E2M1, [], [0])])
