@@ -15,22 +15,23 @@
 #include <string.h>
 
 struct narrow_fmt {
-    int mbits;    /* mantissa bits */
-    int bias;     /* exponent bias */
-    int sign_bit; /* 7 for float8, 3 for float4 */
-    uint8_t max;  /* code of the largest finite magnitude */
-    bool fnuz;    /* one zero, NaN is the negative zero's code */
-    bool inf;     /* exponent all ones, mantissa 0: infinity (E5M2) */
-    bool nan_top; /* the all-ones magnitude is NaN (E4M3FN) */
-    uint8_t nan;  /* the NaN magnitude code surgeon writes */
+    int mbits;        /* mantissa bits */
+    int bias;         /* exponent bias */
+    int sign_bit;     /* 7 for float8, 3 for float4 */
+    uint8_t max;      /* code of the largest finite magnitude */
+    bool fnuz;        /* one zero, NaN is the negative zero's code */
+    bool inf;         /* exponent all ones, mantissa 0: infinity (E5M2) */
+    bool nan_top;     /* the all-ones magnitude is NaN (E4M3FN) */
+    uint8_t nan;      /* the NaN magnitude code surgeon writes */
+    double max_value; /* the value of `max` (check_dtypes.c checks it is) */
 };
 
-static const struct narrow_fmt fmt_e4m3fn = {3, 7, 7, 0x7e, false, false, true, 0x7f};
-static const struct narrow_fmt fmt_e4m3fnuz = {3, 8, 7, 0x7f, true, false, false, 0x80};
+static const struct narrow_fmt fmt_e4m3fn = {3, 7, 7, 0x7e, false, false, true, 0x7f, 448};
+static const struct narrow_fmt fmt_e4m3fnuz = {3, 8, 7, 0x7f, true, false, false, 0x80, 240};
 /* E5M2's NaN: 0x7e, as ml_dtypes (and so the ONNX backend tests) write it. */
-static const struct narrow_fmt fmt_e5m2 = {2, 15, 7, 0x7b, false, true, false, 0x7e};
-static const struct narrow_fmt fmt_e5m2fnuz = {2, 16, 7, 0x7f, true, false, false, 0x80};
-static const struct narrow_fmt fmt_e2m1 = {1, 1, 3, 0x7, false, false, false, 0};
+static const struct narrow_fmt fmt_e5m2 = {2, 15, 7, 0x7b, false, true, false, 0x7e, 57344};
+static const struct narrow_fmt fmt_e5m2fnuz = {2, 16, 7, 0x7f, true, false, false, 0x80, 57344};
+static const struct narrow_fmt fmt_e2m1 = {1, 1, 3, 0x7, false, false, false, 0, 6};
 
 static const struct narrow_fmt *fp8_fmt(int32_t dtype)
 {
@@ -86,7 +87,7 @@ static bool round_mag(const struct narrow_fmt *f, double a, uint8_t *mag)
         e++;
         q = ldexp(1.0, f->mbits);
     }
-    if (ldexp(q, e - f->mbits) > decode(f, f->max))
+    if (ldexp(q, e - f->mbits) > f->max_value)
         return false;
     *mag = (uint8_t)(((e + f->bias) << f->mbits) | ((int)q - (1 << f->mbits)));
     return true;
