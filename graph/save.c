@@ -90,7 +90,7 @@ static void decide(struct saver *S, struct sg__tensor_plan *pl)
     size_t threshold = o->size_threshold ? o->size_threshold : DEFAULT_THRESHOLD;
     sg_tensor *t = pl->t;
     size_t bytes = tensor_bytes(t);
-    bool can_move = t->dtype != SG_DTYPE_STRING && sg_dtype_size(t->dtype) &&
+    bool can_move = t->dtype != SG_DTYPE_STRING && sg_dtype_bits(t->dtype) &&
                     !sg_tensor_get_extra(t)->has_segment;
     pl->len = bytes;
     if (sg_tensor_is_external(t)) {
@@ -201,7 +201,7 @@ static sg_status write_data_file(struct saver *S, const struct layout *L, char *
             }
         } else {
             size_t n;
-            const void *data = sg_tensor_data(S->m, t, &n, S->diag);
+            const void *data = sg__tensor_stored(S->m, t, &n, S->diag);
             if (!data)
                 st = S->diag && S->diag->status ? S->diag->status : SG_EINVAL;
             else
