@@ -4,6 +4,7 @@
  */
 #include "rt_impl.h"
 #include "sg_alloc.h"
+#include "sg_dims.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -190,22 +191,6 @@ void sg_rt_value_unref(sg_rt_value *v)
     sg_free(v);
 }
 
-/* numel of dims, or -1 on a negative dim / overflow of `es`-byte elements. */
-static int64_t checked_numel(const int64_t *dims, uint32_t rank, size_t es)
-{
-    int64_t n = 1;
-    for (uint32_t i = 0; i < rank; i++) {
-        if (dims[i] < 0)
-            return -1;
-        if (dims[i] && n > INT64_MAX / dims[i])
-            return -1;
-        n *= dims[i];
-    }
-    if (es && (uint64_t)n > SIZE_MAX / 2 / es)
-        return -1;
-    return n;
-}
-
 static sg_status set_shape(sg_rt_value *v, int32_t dtype, const int64_t *dims, uint32_t rank,
                            struct sg_diag *diag)
 {
@@ -215,10 +200,19 @@ static sg_status set_shape(sg_rt_value *v, int32_t dtype, const int64_t *dims, u
         return sg_diag_set(diag, SG_EINVAL, "tensor of unsupported type %s", sg_dtype_name(dtype));
     if (rank > SG_MAX_RANK)
         return sg_diag_set(diag, SG_ERANGE, "tensor rank %u exceeds %d", rank, SG_MAX_RANK);
-    int64_t n = checked_numel(dims, rank, es);
-    if (n < 0)
-        return sg_diag_set(diag, SG_ERANGE, "bad tensor shape %s",
-                           sg_rt_dims_format(dims, rank, buf, sizeof buf));
+    /* numpy's rule (sg_dims.h), which keeps every product of dims and
+     * every byte offset of the tensor within int64 for the kernels. */
+    int64_t n;
+    if (!sg_dims_extent(dims, rank, es, &n)) {
+        bool neg = false;
+        for (uint32_t i = 0; i < rank; i++)
+            neg |= dims[i] < 0;
+        return sg_diag_set(
+            diag, SG_ERANGE,
+            neg ? "bad tensor shape %s: negative dimension"
+                : "tensor shape %s is too large (its non-zero dims span over 2^63 bytes)",
+            sg_rt_dims_format(dims, rank, buf, sizeof buf));
+    }
     v->dtype = dtype;
     v->rank = rank;
     if (rank)
@@ -458,6 +452,25 @@ sg_status sg_rt_sequence_create(int32_t elem_dtype, sg_rt_value **out)
     (*out)->dtype = elem_dtype;
     (*out)->numel = 0;
     return SG_OK;
+}
+
+size_t sg__rt_value_bytes(const sg_rt_value *v)
+{
+    if (!v)
+        return 0;
+    if (v->kind == SG_RT_TENSOR) {
+        size_t n = (size_t)v->numel * sg_rt_elem_size(v->dtype);
+        if (v->dtype == SG_DTYPE_STRING)
+            for (int64_t i = 0; i < v->numel; i++)
+                n = __builtin_add_overflow(n, ((const sg_bytes *)v->data)[i].len, &n) ? SIZE_MAX
+                                                                                      : n;
+        return n;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < v->n_items; i++)
+        if (__builtin_add_overflow(n, sg__rt_value_bytes(v->items[i]), &n))
+            return SIZE_MAX;
+    return n;
 }
 
 sg_status sg_rt_sequence_append(sg_rt_value *seq, sg_rt_value *item)
