@@ -338,7 +338,8 @@ bool sg_bcast_next(struct sg_bcast *b);
 /*
  * Run subgraph g (a graph attribute of k->node) with its n_in graph inputs
  * bound to in[] (references are taken); outputs are written to out[0..
- * g->n_outputs) (the caller owns one reference each). Values g reads from
+ * g->n_outputs) (the caller owns one reference each; every entry is set,
+ * NULL where nothing was made, also on failure). Values g reads from
  * enclosing graphs are found by the executor. Errors are prefixed with the
  * node owning the subgraph.
  */
