@@ -638,9 +638,13 @@ sg_status sg_bcast_init_dims(struct sg_kctx *k, struct sg_bcast *b, uint32_t n,
     /* Shapes of tensors fit by construction; a shape given as values
      * (Expand's) need not: its output must be a shape a tensor may have,
      * which keeps the strides below within int64 too. */
-    if (!sg_dims_extent(b->dims, rank, 1, &b->numel))
-        return sg_kfail(k, SG_ERANGE, "the broadcast shape %s is not a tensor shape",
-                        sg_kdims(k, b->dims, rank));
+    if (!sg_dims_extent(b->dims, rank, 1, &b->numel)) {
+        bool neg = false;
+        for (uint32_t d = 0; d < rank; d++)
+            neg |= b->dims[d] < 0;
+        return sg_kfail(k, SG_ERANGE, "the broadcast shape %s %s", sg_kdims(k, b->dims, rank),
+                        neg ? "has a negative dimension" : "has too many elements");
+    }
     /* Per-input strides over the output dims (0 where broadcast). */
     int64_t str[SG_BCAST_MAX][SG_MAX_RANK];
     for (uint32_t j = 0; j < n; j++) {

@@ -440,6 +440,28 @@ static void win_2d(const struct sg_win *w, struct sg_win *v)
     (void)sg_win_sizes(v); /* the sizes of w: they fit */
 }
 
+/*
+ * Whether a group convolution of one input channel per group takes the
+ * phase-plane path: 1-D or 2-D, and phase planes of a size like the
+ * input's. Strides or dilations far past the kernel make stride^2 planes
+ * of mostly padding (past int64 for attributes near 2^62): those convolve
+ * through im2col, which allocates only what the output needs.
+ */
+static bool use_depthwise(const struct conv *p)
+{
+    const struct sg_win *w = &p->w;
+    if (p->Cg != 1 || w->n > 2)
+        return false;
+    struct sg_win v;
+    win_2d(w, &v);
+    int64_t qh = (v.k[0] - 1) * v.dil[0] / v.stride[0], qw = (v.k[1] - 1) * v.dil[1] / v.stride[1];
+    int64_t hq, wq, planes, n, budget;
+    return sg_dim_add(v.out[0], qh + 1, &hq) && sg_dim_add(v.out[1], qw, &wq) &&
+           sg_dim_mul(v.stride[0], v.stride[1], &planes) && sg_dim_mul(hq, wq, &n) &&
+           sg_dim_mul(planes, n, &n) && sg_dim_add(v.in_size, v.out_size, &budget) &&
+           n <= 4 * budget + 65536;
+}
+
 /* y[m * ld + i] = v[m] for m < rows, i < n: the bias the GEMMs then add to. */
 #define DEF_FILL(T, sfx)                                                                           \
     SG_VECTOR_CLONES static void fill_rows_##sfx(T *restrict y, const T *restrict v, int64_t rows, \
@@ -512,7 +534,7 @@ static void gemm_post_d(bool own, int64_t rows, int64_t n, int64_t K, const doub
     {                                                                                              \
         const struct sg_win *g = &p->w;                                                            \
         int64_t K = p->Cg * g->k_size, ol = g->out[g->n - 1], outer = ol ? g->out_size / ol : 0;   \
-        bool pointwise = g->k_size == 1, depthwise = p->Cg == 1 && g->n <= 2;                      \
+        bool pointwise = g->k_size == 1, depthwise = use_depthwise(p);                             \
         bool own = sizeof(T) == sizeof(float) && sg_blas_threads() == 1;                           \
         for (uint32_t d = 0; d < g->n; d++)                                                        \
             if (g->stride[d] != 1 || g->pad0[d] || g->pad1[d])                                     \
@@ -632,7 +654,7 @@ static sg_status conv_setup(struct sg_kctx *k, const sg_rt_value *X, const sg_rt
     } else {
         p->Cg = W->dims[1];
         p->M = W->dims[0];
-        if (p->Cg * p->group != p->C || p->M % p->group)
+        if (p->C % p->group || p->Cg != p->C / p->group || p->M % p->group)
             return sg_kfail(k, SG_ESHAPE,
                             "input X %s has %lld channels but weight W %s takes %lld per group "
                             "for %lld groups (and its %lld output channels must divide by the "
@@ -673,7 +695,7 @@ static sg_status conv_scratch(struct sg_kctx *k, struct conv *p, size_t esz, voi
     /* A chunk of im2col columns, or the phase planes of a depthwise conv. */
     p->cr = chunk_rows(g, p->Cg * g->k_size, esz);
     size_t n = (size_t)(p->Cg * g->k_size * p->cr * g->out[g->n - 1]) + 1;
-    if (p->Cg == 1 && g->n <= 2) {
+    if (use_depthwise(p)) {
         struct sg_win v;
         win_2d(g, &v);
         size_t nd = (size_t)depthwise_scratch(&v) + 1;
