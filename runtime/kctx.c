@@ -466,7 +466,10 @@ void sg_rt_set_i64(sg_rt_value *t, int64_t i, int64_t v)
         ((uint64_t *)d)[i] = (uint64_t)v;
         break;
     default:
-        sg_rt_set_f64(t, i, (double)v);
+        /* The float types; any other (strings, complex) has no integer
+         * value, and sending it back to sg_rt_set_f64 would recurse. */
+        if (sg_dtype_is_float(t->dtype))
+            sg_rt_set_f64(t, i, (double)v);
         break;
     }
 }
