@@ -57,6 +57,16 @@
  * sg_kscratch() and is freed when the node is done. Kernels do not print,
  * exit, or keep state between calls.
  *
+ * Shapes. Every tensor's shape obeys sg_dims_extent() (graph/sg_dims.h:
+ * its non-zero dims times the element size fit int64), so any product of
+ * an input's dims, its strides and offsets need no check. Sizes computed
+ * from attributes or input values (pads, repeats, starts, window sizes,
+ * counts read from a tensor) do: use the checked helpers of sg_dims.h, and
+ * sg_dim_from_double() for a float read as a size or index; an overflow
+ * is an error naming the node (sg_kfail, SG_ERANGE). Inputs other than the
+ * one that selected the entry may be of any dtype: check those that must
+ * match.
+ *
  * Numerics. k->compute_dtype is the dtype the node runs in (the model's in
  * the golden run). Rounding at node boundaries for emulated float16 is done
  * by the executor, so a kernel written for float32 needs no change; a kernel

@@ -211,6 +211,10 @@ static sg_status run_scatter_elements(struct sg_kctx *k)
     sg_status st = sg_kaxis(k, sg_kattr_int(k, "axis", 0), X->rank, &axis);
     if (st || (st = reduction(k, &red)))
         return st;
+    if (U->dtype != X->dtype || !is_index_type(I))
+        return sg_kfail(k, SG_ETYPE,
+                        "updates %s must have the type of data %s, indices %s int32/64",
+                        sg_kshape(k, U), sg_kshape(k, X), sg_kshape(k, I));
     if (I->rank != X->rank || U->rank != I->rank ||
         memcmp(I->dims, U->dims, I->rank * sizeof I->dims[0]) || !fits_besides(I, X, axis))
         return sg_kfail(k, SG_ESHAPE, "indices %s and updates %s do not fit data %s",
@@ -244,6 +248,10 @@ static sg_status run_scatter_nd(struct sg_kctx *k)
     sg_status st = reduction(k, &red);
     if (st)
         return st;
+    if (U->dtype != X->dtype || !is_index_type(I))
+        return sg_kfail(k, SG_ETYPE,
+                        "updates %s must have the type of data %s, indices %s int32/64",
+                        sg_kshape(k, U), sg_kshape(k, X), sg_kshape(k, I));
     if (I->rank < 1)
         return sg_kfail(k, SG_ESHAPE, "indices %s need rank >= 1", sg_kshape(k, I));
     int64_t m = I->dims[I->rank - 1];
