@@ -1034,6 +1034,8 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
     priv.frame = fr;
     priv.pn = rn;
     priv.max_tensor_bytes = rt->opts.max_tensor_bytes;
+    priv.max_loop_iterations =
+        rt->opts.max_loop_iterations ? rt->opts.max_loop_iterations : SG_RT_MAX_LOOP_ITERATIONS;
     struct sg_kctx k = {n,   rt->m, rn->opset, cdt,  n->n_inputs, n->n_outputs,
                         ins, outs,  diag,      &priv};
     st = kern->run(&k);
@@ -1184,6 +1186,8 @@ sg_status sg_ksubgraph_run(struct sg_kctx *k, const sg_graph *g, uint32_t n_in,
 {
     const struct rt_node *rn = k->priv->pn;
     struct rt_plan *sp = NULL;
+    for (uint32_t i = 0; i < g->n_outputs; i++)
+        out[i] = NULL; /* what the caller frees, whatever fails below */
     for (uint32_t i = 0; i < rn->n_subs; i++)
         if (rn->subs[i]->g == g)
             sp = rn->subs[i];
@@ -1193,8 +1197,6 @@ sg_status sg_ksubgraph_run(struct sg_kctx *k, const sg_graph *g, uint32_t n_in,
     if (n_in != sp->n_inputs)
         return sg_kfail(k, SG_EARITY, "subgraph '%s' takes %u inputs, %u given",
                         g->name ? g->name : "", sp->n_inputs, n_in);
-    for (uint32_t i = 0; i < sp->n_outputs; i++)
-        out[i] = NULL;
     sg_status st = run_plan(k->priv->rt, sp, k->priv->frame, in, n_in, out,
                             k->priv->frame->depth + 1, k->diag);
     if (st) {

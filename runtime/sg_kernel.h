@@ -61,6 +61,16 @@
  * sg_kscratch() and is freed when the node is done. Kernels do not print,
  * exit, or keep state between calls.
  *
+ * Shapes. Every tensor's shape obeys sg_dims_extent() (graph/sg_dims.h:
+ * its non-zero dims times the element size fit int64), so any product of
+ * an input's dims, its strides and offsets need no check. Sizes computed
+ * from attributes or input values (pads, repeats, starts, window sizes,
+ * counts read from a tensor) do: use the checked helpers of sg_dims.h, and
+ * sg_dim_from_double() for a float read as a size or index; an overflow
+ * is an error naming the node (sg_kfail, SG_ERANGE). Inputs other than the
+ * one that selected the entry may be of any dtype: check those that must
+ * match.
+ *
  * Numerics. k->compute_dtype is the dtype the node runs in (the model's in
  * the golden run). Rounding at node boundaries for emulated float16 is done
  * by the executor, so a kernel written for float32 needs no change; a kernel
@@ -355,7 +365,8 @@ bool sg_bcast_next(struct sg_bcast *b);
 /*
  * Run subgraph g (a graph attribute of k->node) with its n_in graph inputs
  * bound to in[] (references are taken); outputs are written to out[0..
- * g->n_outputs) (the caller owns one reference each). Values g reads from
+ * g->n_outputs) (the caller owns one reference each; every entry is set,
+ * NULL where nothing was made, also on failure). Values g reads from
  * enclosing graphs are found by the executor. Errors are prefixed with the
  * node owning the subgraph.
  */

@@ -197,9 +197,21 @@ struct sg_rt_opts {
      * larger output fails its node with SG_ETOOBIG, before it is allocated
      * when the kernel makes it with sg_kout (nearly all do), else right
      * after the node ran. Lets a caller evaluate expansions of constants
-     * (ConstantOfShape, Expand, Tile, ...) without exhausting memory. */
+     * (ConstantOfShape, Expand, Tile, ...) without exhausting memory. The
+     * scan outputs of Loop and Scan are held to it as they grow, iteration
+     * by iteration, and so are a Loop's carried values (a sequence that
+     * grows every iteration included). */
     size_t max_tensor_bytes;
+    /* Iterations one execution of a Loop node may make: one more fails the
+     * node with SG_ERANGE (a Loop whose trip count and condition never stop
+     * it would run forever). 0: SG_RT_MAX_LOOP_ITERATIONS; UINT64_MAX: no
+     * limit. */
+    uint64_t max_loop_iterations;
 };
+
+/* The default of sg_rt_opts.max_loop_iterations: far more than loops over
+ * tokens, frames or boxes make, reached in seconds by an empty body. */
+#define SG_RT_MAX_LOOP_ITERATIONS ((uint64_t)10000000)
 
 typedef struct sg_rt sg_rt;
 

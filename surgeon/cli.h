@@ -11,6 +11,7 @@
 #include "sg_status.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit codes, the same for every command. */
@@ -58,6 +59,10 @@ bool cli_help_requested(const struct sg_command *cmd, int argc, char **argv);
 
 /* Parse a non-negative integer with an optional K/M/G suffix (powers of 1024). */
 bool cli_parse_size(const char *s, unsigned long long *out);
+
+/* Parse --max-loop-iterations N into sg_rt_opts.max_loop_iterations: N >= 1,
+ * or 0 for no limit (UINT64_MAX). */
+bool cli_parse_loop_limit(const char *s, uint64_t *out);
 
 /* A growing list of strings (owned copies), for options given as
  * comma-separated lists and possibly repeated (--nodes a,b --nodes c). */

@@ -34,7 +34,7 @@ const struct sg_command sg_cmd_run = {
     "run a model on the CPU reference runtime and dump its tensors",
     "usage: surgeon run MODEL [-i FILE | -i NAME=FILE ...] [--input-shape SHAPES]\n"
     "                   [--random SEED [--range LO,HI]] -o DIR [--dump all|outputs]\n"
-    "                   [--threads N]\n"
+    "                   [--threads N] [--max-loop-iterations N]\n"
     "       surgeon run MODEL --check\n"
     "       surgeon run --case CASE_DIR\n\n"
     "Run MODEL in float32 (the golden reference) and write the results to DIR:\n"
@@ -65,6 +65,8 @@ const struct sg_command sg_cmd_run = {
     "                        backend rule (rtol 1e-3, atol 1e-7): exit 0 pass,\n"
     "                        3 mismatch; a folder with index.json (extract --all)\n"
     "                        runs every case it lists\n"
+    "  --max-loop-iterations N  iterations one Loop node may run before the run\n"
+    "                        fails (default 10000000; 0: no limit)\n"
     "  --check               list every node without a kernel or without an input\n"
     "                        its kernel requires, and exit (0: none)\n\n"
     "Bad input (unknown name, missing input, wrong dtype, shape or size, a shape\n"
@@ -126,6 +128,7 @@ static int run(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"dump", required_argument, NULL, 'd'},
         {"threads", required_argument, NULL, 't'},
+        {"max-loop-iterations", required_argument, NULL, 'L'},
         {"check", no_argument, NULL, 'c'},
         {NULL, 0, NULL, 0},
     };
@@ -134,6 +137,7 @@ static int run(int argc, char **argv)
     const char *out = NULL;
     bool check = false;
     int threads = 0;
+    uint64_t max_loop = 0;
     enum sg_dump_mode mode = SG_DUMP_OUTPUTS;
     int c, rc = SG_EXIT_FAIL;
     opterr = 0;
@@ -187,6 +191,13 @@ static int run(int argc, char **argv)
             threads = (int)v;
             break;
         }
+        case 'L':
+            if (!cli_parse_loop_limit(optarg, &max_loop)) {
+                rc = cli_usage(&sg_cmd_run, "bad --max-loop-iterations '%s' (want N, 0: no limit)",
+                               optarg);
+                goto usage_done;
+            }
+            break;
         case 'c':
             check = true;
             break;
@@ -243,6 +254,7 @@ static int run(int argc, char **argv)
         goto fail;
     struct sg_rt_opts opts = {0};
     opts.threads = threads;
+    opts.max_loop_iterations = max_loop;
     opts.on_output = sg_dump_observe;
     opts.observe_ctx = dump;
     opts.observe_graph_outputs = mode == SG_DUMP_OUTPUTS;

@@ -383,8 +383,11 @@ static sg_status run_dumped(struct job *j, sg_model *m, const char *label, const
     if (mkdir(dir, 0777) != 0)
         return sg_diag_set(d, SG_EIO, "cannot create '%s': %s", dir, strerror(errno));
     bool first = !j->values.n;
-    struct sg_verify_run_opts ro = {
-        .dump_dir = dir, .dump = SG_DUMP_ALL, .threads = j->o->threads, .label = label};
+    struct sg_verify_run_opts ro = {.dump_dir = dir,
+                                    .dump = SG_DUMP_ALL,
+                                    .threads = j->o->threads,
+                                    .label = label,
+                                    .max_loop_iterations = j->o->max_loop_iterations};
     sg_status st = sg_verify_run(m, &ro, j->o->inputs, &j->values, info, d);
     if (st)
         return st;

@@ -29,7 +29,9 @@
  */
 #include "rt_impl.h"
 #include "sg_blas.h"
+#include "sg_dims.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -160,9 +162,11 @@ static inline void qput(sg_rt_value *v, int64_t i, double x)
     }
 }
 
+/* x saturated to [lo, hi]; NaN gives lo (0 for unsigned types) instead of
+ * an undefined conversion to an integer. */
 static inline double clampd(double x, double lo, double hi)
 {
-    return x < lo ? lo : x > hi ? hi : x;
+    return x != x ? (lo > 0 ? lo : hi < 0 ? hi : 0) : x < lo ? lo : x > hi ? hi : x;
 }
 
 /* How the scale and zero point map onto x: one value, one per index of
@@ -221,7 +225,7 @@ static sg_status qmap_make(struct sg_kctx *k, const sg_rt_value *X, const sg_rt_
         else if (d > axis)
             q->inner *= X->dims[d];
     if (block > 0) {
-        bool ok = S->rank == X->rank && S->dims[axis] == (X->dims[axis] + block - 1) / block;
+        bool ok = S->rank == X->rank && S->dims[axis] == sg_dim_ceildiv(X->dims[axis], block);
         for (uint32_t d = 0; ok && d < X->rank; d++)
             ok = d == axis || S->dims[d] == X->dims[d];
         if (!ok)
@@ -493,7 +497,13 @@ static sg_status qmatmul(struct sg_kctx *k, const struct qmat *A, const struct q
         od[(*orank)++] = M;
     if (!B->vec)
         od[(*orank)++] = N;
-    *C = sg_kscratch(k, (size_t)(b.numel * M * N + 1) * sizeof **C);
+    int64_t nc;
+    if (!sg_dims_extent(od, *orank, sizeof **C, &nc))
+        return sg_kfail(k, SG_ERANGE, "output %s is too large", sg_kdims(k, od, *orank));
+    if (M > INT_MAX || N > INT_MAX || K > INT_MAX)
+        return sg_kfail(k, SG_ETOOBIG, "a GEMM of %lld x %lld x %lld exceeds the BLAS int range",
+                        (long long)M, (long long)N, (long long)K);
+    *C = sg_kscratch(k, (size_t)(nc + 1) * sizeof **C);
     if (!*C)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
     if (M * N == 0)
