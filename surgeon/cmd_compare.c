@@ -362,8 +362,8 @@ static int run(int argc, char **argv)
         case OPT_RANGE:
             memcpy(e2e_only, opt, sizeof opt);
             if (!cli_inputs_set_range(&e.inputs, optarg)) {
-                rc = cli_usage(&sg_cmd_compare, "bad --range '%s' (want LO,HI with LO < HI)",
-                               optarg);
+                rc = cli_usage(&sg_cmd_compare,
+                               "bad --range '%s' (want LO,HI: finite numbers, LO < HI)", optarg);
                 goto out;
             }
             break;

@@ -46,7 +46,8 @@ bool cli_inputs_add_shapes(struct cli_inputs *in, const char *text);
 /* --random SEED (a decimal integer); false when it is not one. */
 bool cli_inputs_set_seed(struct cli_inputs *in, const char *text);
 
-/* --range LO,HI with LO < HI; false otherwise. */
+/* --range LO,HI with LO < HI, both finite and HI - LO finite; false
+ * otherwise. */
 bool cli_inputs_set_range(struct cli_inputs *in, const char *text);
 
 /* The shape-argument text of the usage errors above, for messages. */
