@@ -13,11 +13,11 @@
  */
 #include "cli.h"
 #include "inputs.h"
-#include "outdir.h"
 #include "sg_alloc.h"
 #include "sg_dump.h"
 #include "sg_io.h"
 #include "sg_mockom.h"
+#include "sg_outdir.h"
 #include "sg_runtime.h"
 
 #include <errno.h>
@@ -63,9 +63,6 @@ const struct sg_command sg_cmd_run = {
     "a node cannot take) is an error naming the input or node and both shapes.\n",
     run,
 };
-
-/* The file that marks a folder as an earlier run (replaced by a new one). */
-#define RUN_MARKER "manifest.json"
 
 struct missing_ctx {
     size_t n;
@@ -142,7 +139,8 @@ static int run(int argc, char **argv)
             break;
         case 'R':
             if (!cli_inputs_set_range(&in, optarg)) {
-                rc = cli_usage(&sg_cmd_run, "bad --range '%s' (want LO,HI with LO < HI)", optarg);
+                rc = cli_usage(&sg_cmd_run,
+                               "bad --range '%s' (want LO,HI: finite numbers, LO < HI)", optarg);
                 goto usage_done;
             }
             break;
@@ -208,21 +206,13 @@ static int run(int argc, char **argv)
 
     sg_rt *rt = NULL;
     sg_dump *dump = NULL;
-    char *tmp = NULL, *old = NULL;
+    struct sg_outdir od = {0};
     sg_rt_value **bound = NULL;
     uint32_t n_req = 0;
-    if (cli_outdir_state(out, RUN_MARKER) == CLI_OUTDIR_OTHER) {
-        cli_error("'%s' exists and is not an earlier surgeon run folder; remove it or choose "
-                  "another -o",
-                  out);
-        goto done;
-    }
-    /* The temp folder lives beside DIR so the final rename is atomic. */
-    if (!(tmp = cli_outdir_temp(out))) {
-        cli_error("cannot create a folder beside '%s': %s", out, strerror(errno));
-        goto done;
-    }
-    if (sg_dump_create(tmp, mode, &dump, &d))
+    /* Results go to a folder beside DIR that replaces it at the end. */
+    if (sg_outdir_begin(&od, out, "run", &d))
+        goto fail;
+    if (sg_dump_create(od.tmp, mode, &dump, &d))
         goto fail;
     struct sg_rt_opts opts = {0};
     opts.threads = threads;
@@ -263,14 +253,13 @@ static int run(int argc, char **argv)
     double t1 = now_ms();
     if (sg_dump_finish(dump, rt, &d))
         goto fail;
-    if (!cli_outdir_swap(tmp, out, RUN_MARKER, &old)) {
-        cli_error("cannot move the results to '%s': %s", out, strerror(errno));
-        goto cleanup;
-    }
-    cli_outdir_commit(old);
+    size_t n_dumped = sg_dump_count(dump);
+    sg_dump_free(dump); /* its writer thread is done: nothing more goes into the folder */
+    dump = NULL;
+    if (sg_outdir_commit(&od, &d))
+        goto fail;
     printf("ran %zu nodes in %.1f ms; %zu tensor%s written to %s\n",
-           sg_graph_count_nodes(m->graph, false), t1 - t0, sg_dump_count(dump),
-           sg_dump_count(dump) == 1 ? "" : "s", out);
+           sg_graph_count_nodes(m->graph, false), t1 - t0, n_dumped, n_dumped == 1 ? "" : "s", out);
     for (uint32_t i = 0; i < sg_rt_n_outputs(rt); i++) {
         char buf[512];
         printf("  output '%s' %s\n", sg_rt_output_info(rt, i)->name,
@@ -280,19 +269,16 @@ static int run(int argc, char **argv)
     goto done;
 fail:
     cli_fail(&d);
-cleanup:
     /* The dump's writer thread stops first: a file it was still writing
      * when the run failed would otherwise appear after the removal, and
      * leave the temporary folder behind. */
     sg_dump_free(dump);
     dump = NULL;
-    if (tmp)
-        cli_remove_tree(tmp);
+    sg_outdir_abort(&od);
 done:
     cli_inputs_values_free(bound, n_req);
     sg_rt_free(rt);
     sg_dump_free(dump);
-    sg_free(tmp);
     sg_model_free(m);
 usage_done:
     cli_inputs_free(&in);

@@ -26,7 +26,6 @@
  */
 #include "atc_job.h"
 #include "compare_e2e.h"
-#include "outdir.h"
 #include "sg_alloc.h"
 #include "sg_atc.h"
 #include "sg_dump.h"
@@ -36,6 +35,7 @@
 #include "sg_json.h"
 #include "sg_mock.h"
 #include "sg_mockom.h"
+#include "sg_outdir.h"
 #include "sg_runtime.h"
 #include "sg_tensorfile.h"
 
@@ -48,7 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The file that marks a folder as an earlier end-to-end compare. */
+/* What ran and the command that repeats it, in OUT. */
 #define RECORD "run.json"
 
 enum kind {
@@ -62,7 +62,7 @@ struct job {
     const struct cli_e2e *e;
     enum kind kind;
     char *out;            /* e->out without trailing slashes */
-    char *tmp;            /* where everything is made */
+    const char *tmp;      /* where everything is made (the sg_outdir's) */
     char *stem;           /* the compiled model's name in OUT: TMP/<stem>.om, .json */
     sg_model *model;      /* MODEL */
     sg_model *om;         /* the given mock OM (KIND_MOCK_OM) */
@@ -270,12 +270,8 @@ static int check_inputs(struct job *j)
 {
     const struct cli_e2e *e = j->e;
     struct sg_diag d = {0};
-    if (cli_outdir_state(j->out, RECORD) == CLI_OUTDIR_OTHER) {
-        cli_error("-o %s exists and is not an earlier end-to-end compare (no %s in it); remove "
-                  "it or choose another -o",
-                  e->out, RECORD);
-        return SG_EXIT_FAIL;
-    }
+    if (sg_outdir_check(j->out, "compare", &d))
+        return cli_fail(&d);
     if (e->dumps && !is_dir(e->dumps)) {
         cli_error("-t %s: no such folder of device dumps", e->dumps);
         return SG_EXIT_FAIL;
@@ -774,7 +770,6 @@ static void job_free(struct job *j)
     sg_model_free(j->om);
     sg_model_free(j->model);
     sg_free(j->stem);
-    sg_free(j->tmp);
     sg_free(j->out);
 }
 
@@ -866,7 +861,7 @@ static int make(struct job *j, char **om, char **map, char **target_dumps, char 
 int cli_compare_e2e(const struct cli_e2e *e)
 {
     struct job j = {.e = e, .prog = {.on = !e->quiet && isatty(STDERR_FILENO)}};
-    char *om = NULL, *map = NULL, *target_dumps = NULL, *repeat = NULL, *old = NULL;
+    char *om = NULL, *map = NULL, *target_dumps = NULL, *repeat = NULL;
     int rc;
     if (!e->target)
         return cli_usage(&sg_cmd_compare, "missing --target mock|atc|OM_FILE (or give the dump "
@@ -894,29 +889,31 @@ int cli_compare_e2e(const struct cli_e2e *e)
     if ((rc = check_inputs(&j)))
         goto out;
 
-    if (!(j.tmp = cli_outdir_temp(j.out))) {
-        cli_error("cannot create a folder beside '%s': %s", j.out, strerror(errno));
-        rc = SG_EXIT_FAIL;
+    struct sg_outdir od;
+    struct sg_diag d = {0};
+    if (sg_outdir_begin(&od, j.out, "compare", &d)) {
+        rc = cli_fail(&d);
         goto out;
     }
+    j.tmp = od.tmp;
     if ((rc = make(&j, &om, &map, &target_dumps, &repeat))) {
         cli_error("nothing was written to %s", e->out);
-        cli_remove_tree(j.tmp);
+        sg_outdir_abort(&od);
         goto out;
     }
-    if (!cli_outdir_swap(j.tmp, j.out, RECORD, &old)) {
-        cli_error("cannot move the results to '%s': %s", e->out, strerror(errno));
-        cli_remove_tree(j.tmp);
-        rc = SG_EXIT_FAIL;
+    if (sg_outdir_publish(&od, &d)) {
+        rc = cli_fail(&d);
+        sg_outdir_abort(&od);
         goto out;
     }
     bool made;
     rc = compare(&j, map, target_dumps, repeat, &made);
-    if (made) {
-        cli_outdir_commit(old);
-    } else {
+    if (!made) {
         /* Bad input found by the comparison: OUT goes back to what it was. */
-        cli_outdir_rollback(j.out, old);
+        sg_outdir_abort(&od);
+        cli_error("nothing was written to %s", e->out);
+    } else if (sg_outdir_commit(&od, &d)) {
+        rc = cli_fail(&d);
         cli_error("nothing was written to %s", e->out);
     }
 out:
