@@ -101,9 +101,10 @@ sg_status sg_diag_set(struct sg_diag *diag, sg_status status, const char *fmt, .
 
 /* Where a prefixed message too long for the diagnostic lost its middle. */
 #define ELIDED ": ...: "
-/* The most of a message's end kept when its middle goes: room for the
- * cause and the innermost places. */
-#define TAIL_KEEP (SG_DIAG_MAX / 2)
+/* The most of a message's end and start kept when its middle goes: room
+ * for the cause and the innermost places, and the outermost ones. */
+#define TAIL_KEEP 384
+#define HEAD_KEEP 256
 
 void sg_diag_prefix(struct sg_diag *diag, const char *fmt, ...)
 {
@@ -145,6 +146,8 @@ void sg_diag_prefix(struct sg_diag *diag, const char *fmt, ...)
     if (pl > cap / 4)
         pl = cap / 4; /* a prefix is a place, never most of the message */
     size_t room = cap > pl + 2 + el + tl ? cap - pl - 2 - el - tl : 0;
+    if (room > HEAD_KEEP)
+        room = HEAD_KEEP;
     if (head > room) {
         /* Cut the head at its last ": " that fits, so no place is cut in two. */
         size_t cut = room;

@@ -12,6 +12,8 @@
 #include "atc_job.h"
 #include "sg_alloc.h"
 #include "sg_atc.h"
+#include "sg_cleanup.h"
+#include "sg_file.h"
 #include "sg_fusion.h"
 #include "sg_io.h"
 #include "sg_mock.h"
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 enum backend { BACKEND_PRINT, BACKEND_ATC, BACKEND_MOCK };
 
@@ -197,6 +200,9 @@ int cli_atc_to_json(const struct sg_command *cmd, const char *om, const char *js
         return rc;
     }
     sg_model_free(mock);
+    /* atc writes the JSON itself: not over the OM (or anything read). */
+    if (!print && sg_file_guard_check(json, &d))
+        return cli_fail(&d);
     char **argv;
     sg_status st = sg_atc_json_command(om, json, extra, n_extra, &argv, &d);
     if (st == SG_EINVAL)
@@ -291,6 +297,8 @@ int cli_atc_compile(const struct cli_atc_job *a)
     char **argv = NULL;
     enum sg_overflow overflow = SG_OVERFLOW_DEFAULT;
     sg_mock_report rep = {0};
+    bool wrote_keep = false, wrote_fusion = false;
+    int h_keep = -1, h_fusion = -1;
 
     /* Command-line values first: they are usage errors. */
     if (!soc_valid(a->soc))
@@ -450,11 +458,25 @@ int cli_atc_compile(const struct cli_atc_job *a)
             goto out;
         }
     }
+    /* atc writes OUT.om itself: it may not be a file this job reads. */
+    if (backend == BACKEND_ATC) {
+        char *om_path = concat(a->out, ".om");
+        sg_status gst = om_path ? sg_file_guard_check(om_path, &d) : SG_ENOMEM;
+        sg_free(om_path);
+        if (gst) {
+            rc = gst == SG_ENOMEM ? (cli_error("out of memory"), SG_EXIT_FAIL) : cli_fail(&d);
+            goto out;
+        }
+    }
+    /* The files written for the compile are removed if it fails or a
+     * signal stops it: a failed job leaves nothing behind. */
     if (keep) {
         if (sg_prec_file_write(keep, keep_path, &d)) {
             rc = cli_fail(&d);
             goto out;
         }
+        wrote_keep = true;
+        h_keep = sg_cleanup_add(SG_CLEANUP_FILE, keep_path, NULL);
         if (!a->quiet)
             fprintf(stderr, "surgeon: wrote %s.keep_dtype.cfg\n", shown(a));
     }
@@ -463,6 +485,8 @@ int cli_atc_compile(const struct cli_atc_job *a)
             rc = cli_fail(&d);
             goto out;
         }
+        wrote_fusion = true;
+        h_fusion = sg_cleanup_add(SG_CLEANUP_FILE, fusion_path, NULL);
         if (!a->quiet)
             fprintf(stderr, "surgeon: wrote %s.fusion_switch.cfg\n", shown(a));
     }
@@ -476,6 +500,12 @@ int cli_atc_compile(const struct cli_atc_job *a)
         rc = dispatch(backend, argv);
     }
 out:
+    if (rc != SG_EXIT_OK && wrote_keep)
+        unlink(keep_path);
+    if (rc != SG_EXIT_OK && wrote_fusion)
+        unlink(fusion_path);
+    sg_cleanup_forget(h_keep);
+    sg_cleanup_forget(h_fusion);
     sg_mock_report_clear(&rep);
     sg_argv_free(argv);
     sg_free(exe);

@@ -7,9 +7,9 @@
  * device dumps converted to npy.
  *
  * Everything is written into a temporary folder beside DIR and renamed to
- * DIR at the end, so a failed run leaves nothing behind; a DIR from an
- * earlier run (it has manifest.json) is replaced, any other non-empty DIR
- * is refused.
+ * DIR at the end, so a failed run leaves nothing behind; a DIR holding
+ * nothing but an earlier run's files (sg_outdir.h) is replaced, any other
+ * non-empty DIR is refused.
  */
 #include "cli.h"
 #include "inputs.h"
@@ -38,7 +38,8 @@ const struct sg_command sg_cmd_run = {
     "Run MODEL in float32 (the golden reference) and write the results to DIR:\n"
     "<node>.<output>.<timestamp_us>.npy files in the msit naming (mapping.csv\n"
     "for names too long for a file), inputs/<input>.npy with the inputs used,\n"
-    "and manifest.json listing every tensor in execution order.\n"
+    "and manifest.json listing every tensor in execution order. DIR may be absent,\n"
+    "empty or an earlier run's folder holding nothing else (it is replaced).\n"
     "A mock OM (surgeon atc --mock) runs with float16 emulation as compiled (each\n"
     "op in its compute dtype, overflow to inf or saturation) and its dumps are\n"
     "named as device dumps: <OpType>.<OpName>.<task>.<stream>.<timestamp>.output.<i>.npy;\n"

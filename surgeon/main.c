@@ -103,6 +103,9 @@ static void on_signal(int sig)
 
 static void catch_signals(void)
 {
+    /* A file size limit (ulimit -f) is then a write error naming the file
+     * (EFBIG), as a full disk is, instead of a kill that leaves temporaries. */
+    signal(SIGXFSZ, SIG_IGN);
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         struct sigaction old, sa = {.sa_handler = on_signal};
