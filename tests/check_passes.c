@@ -169,6 +169,10 @@ static const struct yaml_case {
      "t.yaml:3:5: a pass is written NAME or NAME: {options}", 0},
     {"", SG_EPARSE, "t.yaml:1:1: empty pipeline", 0},
     {"passes: x\n", SG_EPARSE, "t.yaml:1:9: 'passes' must be a list", 0},
+    /* 65 levels (root mapping, then 64 lists): refused from the events. */
+    {"passes: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", SG_ETOOBIG,
+     "t.yaml:1:72: nested deeper than 64 levels", 0},
+    {"passes: []\n---\npasses: []\n", SG_EPARSE, "t.yaml:2:1: a second YAML document", 0},
     {"verify: true\npasses:\n  - remove-identity\n  - set-input-shape:\n"
      "      shapes: {x: [4, 77, 40], mask: [4, -1]}\n  - insert-clip:\n      ops: [Exp, Log]\n"
      "      min: -.inf\n",

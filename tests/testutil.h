@@ -14,6 +14,7 @@ Suite *suite_graph(void);
 Suite *suite_io(void);
 Suite *suite_kernels_seq(void);
 Suite *suite_tensorfile(void);
+Suite *suite_files(void);
 Suite *suite_passes(void);
 Suite *suite_pass_numerics(void);
 Suite *suite_json(void);
