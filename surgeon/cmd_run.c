@@ -12,13 +12,13 @@
  * non-empty DIR is refused.
  */
 #include "cli.h"
-#include "inputs.h"
 #include "sg_alloc.h"
 #include "sg_dump.h"
 #include "sg_io.h"
 #include "sg_mockom.h"
 #include "sg_outdir.h"
 #include "sg_runtime.h"
+#include "sg_verify.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -59,7 +59,8 @@ const struct sg_command sg_cmd_run = {
     "  --dump all|outputs    every node output of the main graph, or only the\n"
     "                        graph outputs (default)\n"
     "  --threads N           BLAS threads (default: OpenBLAS's choice)\n"
-    "  --check               list every node without a kernel and exit (0: none)\n\n"
+    "  --check               list every node without a kernel or without an input\n"
+    "                        its kernel requires, and exit (0: none)\n\n"
     "Bad input (unknown name, missing input, wrong dtype, shape or size, a shape\n"
     "a node cannot take) is an error naming the input or node and both shapes.\n",
     run,
@@ -82,10 +83,10 @@ static int check_only(sg_model *m)
     size_t n = sg_rt_check(m, print_missing, &mc);
     size_t total = sg_graph_count_nodes(m->graph, true);
     if (n == 0) {
-        printf("every node has a kernel (%zu nodes)\n", total);
+        printf("every node has a kernel and the inputs it requires (%zu nodes)\n", total);
         return SG_EXIT_OK;
     }
-    printf("%zu of %zu nodes have no kernel\n", n, total);
+    printf("%zu of %zu nodes have no kernel or lack a required input\n", n, total);
     return SG_EXIT_FAIL;
 }
 
@@ -109,8 +110,8 @@ static int run(int argc, char **argv)
         {"check", no_argument, NULL, 'c'},
         {NULL, 0, NULL, 0},
     };
-    struct cli_inputs in;
-    cli_inputs_init(&in);
+    struct sg_verify_inputs in;
+    sg_verify_inputs_init(&in);
     const char *out = NULL;
     bool check = false;
     int threads = 0;
@@ -120,26 +121,26 @@ static int run(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":i:o:", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
-            if (!cli_inputs_add_file(&in, optarg)) {
+            if (!sg_verify_inputs_add_file(&in, optarg)) {
                 cli_error("out of memory");
                 goto usage_done;
             }
             break;
         case 's':
-            if (!cli_inputs_add_shapes(&in, optarg)) {
+            if (!sg_verify_inputs_add_shapes(&in, optarg)) {
                 rc = cli_usage(&sg_cmd_run, "bad --input-shape '%s' (want %s)", optarg,
-                               CLI_INPUT_SHAPE_SYNTAX);
+                               SG_VERIFY_SHAPE_SYNTAX);
                 goto usage_done;
             }
             break;
         case 'r':
-            if (!cli_inputs_set_seed(&in, optarg)) {
+            if (!sg_verify_inputs_set_seed(&in, optarg)) {
                 rc = cli_usage(&sg_cmd_run, "bad --random seed '%s'", optarg);
                 goto usage_done;
             }
             break;
         case 'R':
-            if (!cli_inputs_set_range(&in, optarg)) {
+            if (!sg_verify_inputs_set_range(&in, optarg)) {
                 rc = cli_usage(&sg_cmd_run,
                                "bad --range '%s' (want LO,HI: finite numbers, LO < HI)", optarg);
                 goto usage_done;
@@ -208,8 +209,7 @@ static int run(int argc, char **argv)
     sg_rt *rt = NULL;
     sg_dump *dump = NULL;
     struct sg_outdir od = {0};
-    sg_rt_value **bound = NULL;
-    uint32_t n_req = 0;
+    struct sg_verify_values bound = {0};
     /* Results go to a folder beside DIR that replaces it at the end. */
     if (sg_outdir_begin(&od, out, "run", &d))
         goto fail;
@@ -238,12 +238,12 @@ static int run(int argc, char **argv)
         goto fail;
 
     /* Bind the inputs: named ones first, then positional ones in order. */
-    n_req = sg_rt_n_inputs(rt);
-    if (cli_inputs_load(&in, rt, &bound, &d))
+    if (sg_verify_inputs_load(&in, rt, &bound, &d))
         goto fail;
-    for (uint32_t r = 0; r < n_req; r++) {
-        const char *name = sg_rt_input(rt, r)->name;
-        if (sg_rt_set_input(rt, name, bound[r], &d) || sg_dump_input(dump, name, bound[r], &d))
+    for (uint32_t r = 0; r < bound.n; r++) {
+        const char *name = bound.names[r];
+        if (sg_rt_set_input(rt, name, bound.values[r], &d) ||
+            sg_dump_input(dump, name, bound.values[r], &d))
             goto fail;
     }
 
@@ -277,11 +277,11 @@ fail:
     dump = NULL;
     sg_outdir_abort(&od);
 done:
-    cli_inputs_values_free(bound, n_req);
+    sg_verify_values_clear(&bound);
     sg_rt_free(rt);
     sg_dump_free(dump);
     sg_model_free(m);
 usage_done:
-    cli_inputs_free(&in);
+    sg_verify_inputs_free(&in);
     return rc;
 }
