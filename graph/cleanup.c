@@ -240,39 +240,48 @@ static bool first_scan(const char *dir)
     return first;
 }
 
-void sg_cleanup_stale(const char *target)
+/* Whether `name` ends in ".tmp.<pid>.XXXXXX" (any temporary of ours, of
+ * whatever target); *pid receives the process id. */
+static bool is_temp_name(const char *name, long *pid)
+{
+    for (const char *p = strstr(name, ".tmp."); p; p = strstr(p + 1, ".tmp."))
+        if (temp_suffix(p, ".tmp.", 5, pid))
+            return true;
+    return false;
+}
+
+/* The folder of `target` into dir ("." when it has none). */
+static bool dir_of(const char *target, char *dir, size_t cap, const char **base)
 {
     const char *slash = strrchr(target, '/');
-    const char *base = slash ? slash + 1 : target;
+    *base = slash ? slash + 1 : target;
     size_t dir_len = slash ? (size_t)(slash - target) : 0;
-    char dir[PATH_CAP];
-    if (dir_len >= sizeof dir || !*base)
-        return;
+    if (dir_len >= cap || !**base)
+        return false;
     if (slash)
-        snprintf(dir, sizeof dir, "%.*s", dir_len ? (int)dir_len : 1, dir_len ? target : "/");
+        snprintf(dir, cap, "%.*s", dir_len ? (int)dir_len : 1, dir_len ? target : "/");
     else
-        snprintf(dir, sizeof dir, ".");
-    if (!first_scan(dir))
-        return;
+        snprintf(dir, cap, ".");
+    return true;
+}
+
+/* Remove the dead processes' temporaries in dir; with `target`, put back
+ * (or remove) the earlier results of target they moved aside. */
+static void scan(const char *dir, const char *target, const char *base)
+{
     DIR *d = opendir(dir);
     if (!d)
         return;
-    /* Our names of temporaries for anything in this folder: the target's
-     * own, and the short ones of over-long names (".sg.tmp." only: an
-     * ".sg.old." holds an earlier result whose name is unknown). */
+    size_t bl = base ? strlen(base) : 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         const char *n = e->d_name;
         long pid = 0;
-        bool tmp = temp_suffix(n, ".sg.tmp.", 8, &pid), old = false;
-        size_t bl = strlen(base);
-        for (int dot = 0; dot < 2 && !tmp && !old; dot++) {
-            const char *rest = n + dot;
-            if ((dot && n[0] != '.') || strncmp(rest, base, bl) != 0)
-                continue;
-            tmp = temp_suffix(rest + bl, ".tmp.", 5, &pid);
-            old = !tmp && !dot && temp_suffix(rest + bl, ".old.", 5, &pid);
-        }
+        bool tmp = is_temp_name(n, &pid), old = false;
+        /* Only the target's own ".old.": another "X.old.<n>.<word>" may be
+         * a user's folder, while a ".tmp." with a dead owner is ours. */
+        if (!tmp && base && strncmp(n, base, bl) == 0)
+            old = temp_suffix(n + bl, ".old.", 5, &pid);
         if ((!tmp && !old) || !process_gone(pid))
             continue;
         char path[PATH_CAP];
@@ -291,4 +300,20 @@ void sg_cleanup_stale(const char *target)
             unlink(path);
     }
     closedir(d);
+}
+
+void sg_cleanup_stale(const char *target)
+{
+    char dir[PATH_CAP];
+    const char *base;
+    if (dir_of(target, dir, sizeof dir, &base) && first_scan(dir))
+        scan(dir, NULL, NULL);
+}
+
+void sg_cleanup_stale_result(const char *target)
+{
+    char dir[PATH_CAP];
+    const char *base;
+    if (dir_of(target, dir, sizeof dir, &base))
+        scan(dir, target, base);
 }

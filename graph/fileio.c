@@ -98,6 +98,7 @@ sg_status sg__file_temp_open(const char *path, struct sg_file_temp *t, bool guar
     sg_status st = guard ? sg_file_guard_check(path, diag) : SG_OK;
     if (st)
         return st;
+    sg_cleanup_stale(path); /* what killed writers left beside it */
     int fd = sg__open_temp(path, &t->path, &t->handle, diag);
     if (fd < 0)
         return (sg_status)fd;

@@ -245,7 +245,7 @@ sg_status sg_outdir_begin(struct sg_outdir *od, const char *out, const char *tag
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     for (size_t n = strlen(od->out); n > 1 && od->out[n - 1] == '/'; n--)
         od->out[n - 1] = '\0';
-    sg_cleanup_stale(od->out);
+    sg_cleanup_stale_result(od->out);
     sg_status st = sg_outdir_check(od->out, tag, diag);
     if (st) {
         release(od);

@@ -351,8 +351,6 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
         goto out;
     L.guard_model = !(o->overwrite_input && same_file(m->path, path));
     L.guard_data = !(o->overwrite_input && mapped_file(m, L.data_path));
-    sg_cleanup_stale(path);
-    sg_cleanup_stale(L.data_path);
     /* A data file named like the model (--external-data e.onnx -o e.onnx)
      * is refused even when nothing goes into it: it says the user meant
      * something else. */

@@ -58,10 +58,16 @@ bool sg_cleanup_remove_tree(const char *path);
  */
 char *sg_cleanup_temp_name(const char *target, const char *prefix, const char *infix);
 
-/* Remove, in the folder of `target`, the temporaries named as
- * sg_cleanup_temp_name names them for `target` whose process is no longer
- * running (killed with SIGKILL, or a crash). Each folder is scanned once per
- * process. */
+/* Remove, in the folder of `target`, every temporary named as
+ * sg_cleanup_temp_name names them ("*.tmp.<pid>.XXXXXX") whose process is
+ * no longer running (killed with SIGKILL, or a crash). Each folder is
+ * scanned once per process; every atomic write calls it. */
 void sg_cleanup_stale(const char *target);
+
+/* The same for a result folder about to be replaced, uncached, and also
+ * for "<target>.old.<pid>.XXXXXX", the earlier result a killed process
+ * moved aside: renamed back to `target` when nothing took its place,
+ * else removed. */
+void sg_cleanup_stale_result(const char *target);
 
 #endif

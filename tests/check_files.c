@@ -198,8 +198,8 @@ static int exit_at_once(const char *dir)
 }
 
 /* A killed process's temporaries go on the next write beside them; a live
- * one's stay; an earlier result moved aside comes back when its place is
- * empty. */
+ * one's, and names merely alike, stay; an earlier result moved aside comes
+ * back when its place is empty. */
 START_TEST(test_cleanup_stale)
 {
     char *dir = test_tmpdir("cleanup_stale");
@@ -207,7 +207,7 @@ START_TEST(test_cleanup_stale)
     if (dead == 0)
         _exit(exit_at_once(dir));
     waitpid(dead, NULL, 0);
-    char target[512], p[6][600];
+    char target[512], p[7][600];
     snprintf(target, sizeof target, "%s/res", dir);
     snprintf(p[0], sizeof p[0], "%s/res.tmp.%d.abc123", dir, (int)dead);     /* removed */
     snprintf(p[1], sizeof p[1], "%s/.res.tmp.%d.abc123", dir, (int)dead);    /* removed (a tree) */
@@ -224,9 +224,13 @@ START_TEST(test_cleanup_stale)
     ck_assert_int_eq(mkdir(p[3], 0777), 0);
     write_file(p[4], "x");
     write_file(p[5], "x");
-    sg_cleanup_stale(target);
-    ck_assert(!exists(p[0]) && !exists(p[1]) && !exists(p[3]));
-    ck_assert(exists(p[2]) && exists(p[4]) && exists(p[5]) && exists(target));
+    snprintf(p[6], sizeof p[6], "%s/data.old.%d.backup", dir, (int)dead); /* a user's: kept */
+    ck_assert_int_eq(mkdir(p[6], 0777), 0);
+    sg_cleanup_stale(target); /* what every write does: temporaries only */
+    ck_assert(!exists(p[0]) && !exists(p[1]) && !exists(p[4]));
+    ck_assert(exists(p[2]) && exists(p[3]) && exists(p[5]) && exists(p[6]) && !exists(target));
+    sg_cleanup_stale_result(target); /* a result folder's: its earlier result back */
+    ck_assert(!exists(p[3]) && exists(target) && exists(p[6]));
     sg_free(dir);
 }
 END_TEST
