@@ -486,13 +486,15 @@ def messages(tmp):
     old = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
         p = run("atc", m, "-o", os.path.join(d, "P"), "--soc", "Ascend910B1", "--mock",
-                preexec_fn=small_disk, restore_signals=False)
+                "--keep", "Relu", "--fusion", "off", preexec_fn=small_disk,
+                restore_signals=False)
     finally:
         signal.signal(signal.SIGXFSZ, old)
     expect("a full disk while atc writes its .json names the file and errno", p, 1,
            "writing '%s': File too large" % os.path.join(d, "P.json"))
     check(sorted(os.listdir(d)) == ["deep.onnx", "m.onnx"],
-          "nothing left by the failed atc: %s" % os.listdir(d))
+          "nothing left by the failed atc, its keep_dtype and switch files removed: %s"
+          % os.listdir(d))
 
 
 def main():
