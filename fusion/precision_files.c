@@ -152,6 +152,10 @@ static const char *name_problem(enum sg_prec_format format, enum sg_prec_target 
             return "a name with a line break";
     if (name[0] == ' ' || name[0] == '\t' || name[len - 1] == ' ' || name[len - 1] == '\t')
         return "a name with leading or trailing blanks";
+    /* Written first in a file it would be read as the file's byte-order
+     * mark and dropped (found by tools/fuzz/fuzz_precision.c). */
+    if (len >= 3 && memcmp(name, "\xEF\xBB\xBF", 3) == 0)
+        return "a name starting with a byte-order mark (U+FEFF)";
     if (target == SG_PREC_OPTYPE)
         return is_ident(name, len) ? NULL
                                    : "an op type that is not an identifier (letters, digits, '_')";
@@ -421,6 +425,10 @@ static sg_status parse_keep_line(sg_prec_file *f, const struct lexer *L, const c
                     rest == e ? "no op type after \"OpType::\""
                               : "op type \"%.*s\" is not an identifier (letters, digits, '_')",
                     (int)(e - rest), rest);
+    const char *why =
+        is_type ? NULL : name_problem(SG_PREC_KEEP_DTYPE, SG_PREC_NODE, rest, (size_t)(e - rest));
+    if (why)
+        return perr(L, rest, SG_EPARSE, "%s cannot be a keep_dtype entry", why);
     bool existed;
     struct sg_prec_entry *ent =
         new_entry(f, is_type ? SG_PREC_OPTYPE : SG_PREC_NODE, rest, (size_t)(e - rest), &existed);
