@@ -24,7 +24,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define SLOTS 128
+/* optimize -j 256 has two temporaries a worker; untouched slots cost no
+ * memory (zero pages). */
+#define SLOTS 1024
 #define PATH_CAP 4096
 /* Folders nested deeper than this are left (ours are 3 deep at most). */
 #define TREE_DEPTH 12
@@ -34,14 +36,14 @@ enum { FREE, BUSY, READY, CLAIMED };
 static struct slot {
     _Atomic int state;
     _Atomic int kind;
-    char path[PATH_CAP];
-    char restore[PATH_CAP];
+    char path[PATH_CAP]; /* the path, then (RESTORE) the name to restore it to */
+    const char *restore;
 } slots[SLOTS];
 
 int sg_cleanup_add(enum sg_cleanup_kind kind, const char *path, const char *restore_to)
 {
     size_t n = strlen(path), r = restore_to ? strlen(restore_to) : 0;
-    if ((unsigned)kind >= SG_CLEANUP_KIND_COUNT || n >= PATH_CAP || r >= PATH_CAP ||
+    if ((unsigned)kind >= SG_CLEANUP_KIND_COUNT || n + 1 + r >= PATH_CAP ||
         (kind == SG_CLEANUP_RESTORE && !restore_to))
         return -1;
     for (int i = 0; i < SLOTS; i++) {
@@ -49,10 +51,8 @@ int sg_cleanup_add(enum sg_cleanup_kind kind, const char *path, const char *rest
         if (!atomic_compare_exchange_strong(&slots[i].state, &expect, BUSY))
             continue;
         memcpy(slots[i].path, path, n + 1);
-        if (restore_to)
-            memcpy(slots[i].restore, restore_to, r + 1);
-        else
-            slots[i].restore[0] = '\0';
+        slots[i].restore = slots[i].path + n + 1;
+        memcpy(slots[i].path + n + 1, restore_to ? restore_to : "", r + 1);
         atomic_store(&slots[i].kind, (int)kind);
         atomic_store(&slots[i].state, READY);
         return i;

@@ -28,7 +28,7 @@ enum sg_cleanup_kind {
     SG_CLEANUP_KIND_COUNT
 };
 
-/* Enter `path` (copied; at most 4095 bytes). Returns a handle for
+/* Enter `path` (copied; with restore_to, 4094 bytes for both). Returns a handle for
  * sg_cleanup_forget, or -1 when the table is full or a path too long: the
  * entry is then simply not cleaned on a signal (the command still works). */
 int sg_cleanup_add(enum sg_cleanup_kind kind, const char *path, const char *restore_to);
