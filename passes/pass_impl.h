@@ -29,12 +29,29 @@ sg_status sg__opt_defaults(const struct sg_pass *pass, struct sg_opt_value *vals
 /* Index of option `name` in the pass's schema, or -1. */
 int sg__opt_index(const struct sg_pass *pass, const char *name, size_t len);
 
+/* The option of `pass` nearest to name[0..len) (sg_suggest.h), or NULL. */
+const char *sg__opt_suggest(const struct sg_pass *pass, const char *name, size_t len);
+
+/* SG_EINVAL "pass P has no option 'X'", with the nearest option when one is
+ * near. */
+sg_status sg__no_option(const struct sg_pass *pass, const char *name, size_t len,
+                        struct sg_diag *diag);
+
 /* Append a step for `pass` with option values `opts` (arena memory). */
 sg_status sg__pipeline_push(struct sg_pipeline *p, const struct sg_pass *pass,
                             struct sg_opt_value *opts, const char *origin);
 
 /* The pass named name[0..len), or SG_ENOTFOUND naming it. */
 sg_status sg__pass_lookup(const char *name, size_t len, const struct sg_pass **out,
+                          struct sg_diag *diag);
+
+/* ------------------------------------------------------ pipeline_vars.c */
+
+/* `text` with its ${NAME} / ${NAME:-DEFAULT} references replaced (marking
+ * the variables used); *out is text itself when it holds no '$', else a
+ * copy in p's arena. SG_EPARSE / SG_EINVAL with the reason (no location:
+ * the caller adds it), SG_ENOMEM. */
+sg_status sg__vars_expand(struct sg_pipeline *p, const char *text, const char **out,
                           struct sg_diag *diag);
 
 /* ---------------------------------------------------------- pass_util.c */

@@ -23,7 +23,7 @@ const struct sg_command sg_cmd_atc = {
     "                   [--precision MODE] [--keep-dtype FILE | --keep OPS [--keep-nodes NAMES]]\n"
     "                   [--customize-dtypes FILE] [--op-precision-mode FILE]\n"
     "                   [--fusion off|FILE] [--log LEVEL] [--print | --mock [--overflow M]]\n"
-    "                   [-- ATC ARGS...]\n"
+    "                   [-q] [-- ATC ARGS...]\n"
     "       surgeon atc --to-json OM -o JSON [--print] [-- ATC ARGS...]\n\n"
     "Build the ATC command line (--framework=5, --key=value words), check what it\n"
     "refers to, and run atc (found on PATH, else under $ASCEND_TOOLKIT_HOME) with\n"
@@ -57,6 +57,8 @@ const struct sg_command sg_cmd_atc = {
     "  --overflow inf|saturation float16 overflow of the mock OM: inf (then NaN) or\n"
     "                            clamped to +-65504; default from --soc: Ascend910* inf,\n"
     "                            Ascend310* and others saturation\n"
+    "  -q, --quiet               print nothing but warnings and errors (atc's own\n"
+    "                            output still streams)\n"
     "  --to-json OM              run atc --mode=1 --om=OM --json=JSON: the compiled graph\n"
     "                            as JSON (what 'fusion-switch --from-map' reads); for a\n"
     "                            mock OM surgeon writes it itself\n"
@@ -118,6 +120,7 @@ static int run(int argc, char **argv)
         {"to-json", required_argument, NULL, OPT_JSON},
         {"mock", no_argument, NULL, OPT_MOCK},
         {"overflow", required_argument, NULL, OPT_OVERFLOW},
+        {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0},
     };
     struct cli_atc_job a = {.cmd = &sg_cmd_atc};
@@ -133,10 +136,13 @@ static int run(int argc, char **argv)
             break;
         }
     opterr = 0;
-    while ((c = getopt_long(n_ours, argv, ":o:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(n_ours, argv, ":o:q", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             a.out = optarg;
+            break;
+        case 'q':
+            a.quiet = true;
             break;
         case OPT_SOC:
             a.soc = optarg;
@@ -185,7 +191,7 @@ static int run(int argc, char **argv)
             rc = cli_usage(&sg_cmd_atc, "option '%s' needs a value", argv[optind - 1]);
             goto out;
         default:
-            rc = cli_usage(&sg_cmd_atc, "unknown option '%s'", argv[optind - 1]);
+            rc = cli_unknown_option(&sg_cmd_atc, longopts, argv[optind - 1]);
             goto out;
         }
     }

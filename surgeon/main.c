@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 #include "sg_file.h"
+#include "sg_suggest.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,18 @@ static const struct sg_command *find_command(const char *name)
         if (strcmp(commands[i]->name, name) == 0)
             return commands[i];
     return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+    struct sg_suggest sg;
+    sg_suggest_init(&sg, name);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        sg_suggest_offer(&sg, commands[i]->name);
+    char hint[SG_SUGGEST_MAX_LEN + 32];
+    cli_error("unknown command '%s'%s; see 'surgeon --help'", name,
+              cli_did_you_mean(&sg, hint, sizeof hint));
+    return SG_EXIT_USAGE;
 }
 
 /* The BLAS thread count a command wants: `run --threads N` / `compare ...
@@ -111,18 +124,14 @@ int main(int argc, char **argv)
             return SG_EXIT_OK;
         }
         const struct sg_command *cmd = find_command(argv[2]);
-        if (!cmd) {
-            cli_error("unknown command '%s'; see 'surgeon --help'", argv[2]);
-            return SG_EXIT_USAGE;
-        }
+        if (!cmd)
+            return unknown_command(argv[2]);
         fputs(cmd->usage, stdout);
         return SG_EXIT_OK;
     }
     const struct sg_command *cmd = find_command(arg);
-    if (!cmd) {
-        cli_error("unknown command '%s'; see 'surgeon --help'", arg);
-        return SG_EXIT_USAGE;
-    }
+    if (!cmd)
+        return unknown_command(arg);
     if (cli_help_requested(cmd, argc - 1, argv + 1))
         return SG_EXIT_OK;
     return cmd->run(argc - 1, argv + 1);
