@@ -153,6 +153,25 @@ absent o3/enc.json
 absent o3/enc.keep_dtype.cfg
 absent o3/enc.fusion_switch.cfg
 
+# --- insert-clip keeps a softmax fusable ------------------------------------
+# A conformer's attention block: insert-clip leaves the softmax's Exp (its
+# input x - ReduceMax(x) is at most 0) and those already bounded, clips the
+# free one, and the mock's SoftmaxFusionPass still fuses the softmax: one
+# more compiled op than the original (the Clip), not the five a broken
+# pattern would give back.
+run 0 "$S" atc "$T/conformer_attn.onnx" -o o/conf0 --soc Ascend910B1 --mock
+has out "SoftmaxFusionPass                    1 fused op"
+ops0=$(sed -n 's/.* nodes -> \([0-9]*\) compiled ops.*/\1/p' out)
+run 0 "$S" optimize "$T/conformer_attn.onnx" -o conf_clip.onnx --pass insert-clip
+has out "softmax_exp input 0 (its input is at most 0: x - ReduceMax(x), a softmax's max subtraction (softmax_sub))"
+has out "Clip inserted: 1 (exp_free input 0 in [-inf, 11.0859375])"
+run 0 "$S" atc conf_clip.onnx -o o/conf1 --soc Ascend910B1 --mock
+has out "SoftmaxFusionPass                    1 fused op"
+ops1=$(sed -n 's/.* nodes -> \([0-9]*\) compiled ops.*/\1/p' out)
+checks=$((checks + 1))
+[ -n "$ops0" ] && [ "$ops1" = "$((ops0 + 1))" ] ||
+    fail "compiled ops after insert-clip: $ops1, want one more than $ops0"
+
 # --- warnings that do not stop the job ------------------------------------
 run 0 "$S" atc "$M" -o o3/w --soc Ascend310P3 --mock --keep-nodes Exp_3,Nope --keep Softmax
 has out "keep_dtype: OpType::SoftmaxV2 (ATC's name for ONNX Softmax)"
