@@ -122,6 +122,38 @@ sg_status sg__remove_constants(sg_value **vals, size_t n, bool old_ir, struct sg
  * subgraphs that capture them), added to `set`. */
 sg_status sg__mark_downstream(sg_value *const *from, size_t n, struct sg__ptrset *set);
 
+/* The same, not going on through the outputs of Shape and Size: they hold
+ * the shape of what is downstream, not its data (set-batch asks whether a
+ * Reshape's data carries the batch). */
+sg_status sg__mark_downstream_data(sg_value *const *from, size_t n, struct sg__ptrset *set);
+
+/* ------------------------------------------------------ rebatch_shapes.c */
+
+/* What set-batch changed, for sg__rebatch_shapes. */
+struct sg__rebatch {
+    sg_value *const *inputs; /* the rebatched main graph inputs (new types set) */
+    const uint32_t *axes;    /* the batch axis of each */
+    size_t n;
+    const struct sg_dim_spec *batch; /* the new batch */
+    const int64_t *old;              /* numeric old batches */
+    size_t n_old;
+    const char *const *old_params; /* symbolic old batches ("batch") */
+    size_t n_params;
+    const struct sg__ptrset *down; /* every value downstream of the inputs */
+};
+
+/*
+ * Bring the recorded shapes downstream of the rebatched inputs up to date
+ * (graph outputs and value_info, every graph): a shape that provably is the
+ * old one with the batch at a known axis gets the new batch there ("shape
+ * rebatched"); any other keeps its symbolic dims (the old batch's name
+ * becomes the new batch) and loses its numbers ("shape not proven: numbers
+ * cleared"). Each change is reported. Shape inference, when surgeon has
+ * it, replaces this call. SG_ENOMEM.
+ */
+sg_status sg__rebatch_shapes(sg_graph *g, const struct sg__rebatch *in, struct sg_pass_report *rep,
+                             struct sg_diag *diag);
+
 /* Forget the shape of every listed value (graph outputs, value_info; not
  * inputs) in `set`, keeping element type and rank: dims become unknown.
  * Each one is reported as a "stale shape cleared" change. */

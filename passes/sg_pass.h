@@ -98,6 +98,7 @@ struct sg_report_item {
 struct sg_pass_report {
     const char *pass; /* the pass name (static) */
     size_t changes;   /* total of the change items; 0: the model is untouched */
+    size_t warnings;  /* findings that make the result doubtful (sg_report_warn) */
     struct sg_report_item *items;
     size_t n_items, cap_items;
     double seconds;
@@ -115,6 +116,11 @@ struct sg_pass_report {
 void sg_report_change(struct sg_pass_report *r, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void sg_report_info(struct sg_pass_report *r, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A finding that the pass went ahead despite (set-batch force=true writing
+ * a shape it could not prove safe): listed under "warning: <what>" and
+ * counted in r->warnings, which callers report as a warning status. */
+void sg_report_warn(struct sg_pass_report *r, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Free what the report holds and zero it (the struct itself is the
@@ -232,6 +238,7 @@ struct sg_run_report {
     struct sg_pass_report *passes;
     size_t n;
     size_t changes;
+    size_t warnings;  /* of every pass */
     bool counts_only; /* set by the caller: the names will not be shown, so
                        * the passes only count (formatting and keeping
                        * 25,000 of them was a tenth of a big insert-clip) */

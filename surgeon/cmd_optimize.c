@@ -48,7 +48,9 @@ const struct sg_command sg_cmd_optimize = {
     "  --verify               verify the model after every pass (always before saving)\n"
     "  -q, --quiet            only the summary table\n"
     "  -v, --verbose          list every changed node (default: the first 10 per line)\n\n"
-    "Exit status: 0 when every model is done, 1 when any failed, 2 on bad usage.\n"
+    "Exit status: 0 when every model is done, 1 when any failed, 2 on bad usage,\n"
+    "3 when every model was written but some with warnings (status 'warn': e.g.\n"
+    "set-batch force=true writing shapes it could not prove safe).\n"
     "'surgeon passes' lists the passes and their options.\n",
     run,
 };
@@ -65,7 +67,7 @@ struct job {
 
 struct view {
     bool quiet, verbose, tty, evaluate;
-    size_t failed;
+    size_t failed, warned;
 };
 
 struct batch {
@@ -326,7 +328,16 @@ static void print_job(struct view *v, const struct job *j)
     if (!j->ok) {
         cli_error_about(j->in, j->error);
         v->failed++;
+        /* What the failing pass found (set-batch's unsafe shapes). */
+        for (size_t i = 0; !v->quiet && i < j->rep.n; i++)
+            if (j->rep.passes[i].n_items)
+                sg_pass_report_print(&j->rep.passes[i], stderr, v->verbose ? 0 : 10);
         return;
+    }
+    if (j->rep.warnings) {
+        cli_warn("%s: written with %zu warning%s (listed in the report below)", j->in,
+                 j->rep.warnings, j->rep.warnings == 1 ? "" : "s");
+        v->warned++;
     }
     if (v->quiet)
         return;
@@ -382,21 +393,25 @@ static void print_summary(struct batch *b, bool evaluate)
         w = 60;
     printf("\n%-*s  %-6s  %7s  %-17s  %s\n", (int)w, "model", "status", "changes", "nodes",
            evaluate ? "time" : "time");
-    size_t ok = 0;
+    size_t ok = 0, warned = 0;
     for (size_t i = 0; i < b->n; i++) {
         const struct job *j = &b->jobs[i];
         if (j->ok) {
             char nodes[48];
             snprintf(nodes, sizeof nodes, "%zu -> %zu", j->nodes_before, j->nodes_after);
-            printf("%-*s  %-6s  %7zu  %-17s  %.2fs\n", (int)w, j->rel, "ok", j->rep.changes, nodes,
-                   j->seconds);
+            printf("%-*s  %-6s  %7zu  %-17s  %.2fs\n", (int)w, j->rel,
+                   j->rep.warnings ? "warn" : "ok", j->rep.changes, nodes, j->seconds);
             ok++;
+            warned += j->rep.warnings > 0;
         } else {
             printf("%-*s  %-6s  %7s  %-17s  %.2fs\n", (int)w, j->rel, "FAILED", "-", "-",
                    j->seconds);
         }
     }
-    printf("%zu model%s: %zu ok, %zu failed%s\n", b->n, b->n == 1 ? "" : "s", ok, b->n - ok,
+    char warn[48] = "";
+    if (warned)
+        snprintf(warn, sizeof warn, " (%zu with warnings)", warned);
+    printf("%zu model%s: %zu ok%s, %zu failed%s\n", b->n, b->n == 1 ? "" : "s", ok, warn, b->n - ok,
            evaluate ? " (evaluate: nothing written)" : "");
 }
 
@@ -590,7 +605,7 @@ static int run(int argc, char **argv)
     for (long t = 0; t < started; t++)
         pthread_join(threads[t], NULL);
     print_summary(&b, b.evaluate);
-    rc = view.failed ? SG_EXIT_FAIL : SG_EXIT_OK;
+    rc = view.failed ? SG_EXIT_FAIL : view.warned ? SG_EXIT_THRESHOLDS : SG_EXIT_OK;
     pthread_mutex_destroy(&b.lock);
 out:
     for (size_t i = 0; i < b.n; i++) {

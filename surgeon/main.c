@@ -31,7 +31,8 @@ static void print_help(FILE *out)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
     fputs("\nexit codes: 0 success, 1 failure on the input, 2 bad usage,\n"
-          "            3 checks failed (compare: the network outputs are in error)\n",
+          "            3 checks failed (compare: the network outputs are in error;\n"
+          "              optimize: a model was written with warnings)\n",
           out);
 }
 
