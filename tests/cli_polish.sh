@@ -47,6 +47,8 @@ has err "'AutomaticUBFusion' is not in surgeon's pass catalogue (did you mean 'A
 printf 'AutomaticUBFusion:off\n' >fs_lines.cfg
 run 0 "$S" fusion-switch --check fs_lines.cfg
 has err "fs_lines.cfg:1:1: 'AutomaticUBFusion' is not in surgeon's pass catalogue (did you mean 'AutomaticUbFusion'?)"
+run 0 "$S" atc "$M" -o fsp --soc Ascend910B1 --mock --fusion fs_lines.cfg
+has err "fs_lines.cfg:1:1: 'AutomaticUBFusion' is not a pass of surgeon's catalogue (did you mean 'AutomaticUbFusion'?)"
 
 # --- optimize --in-place ---------------------------------------------------
 cp "$M" own.onnx

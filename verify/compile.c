@@ -482,12 +482,19 @@ static sg_status compile_job(const struct sg_verify_compile_opts *o,
     } else if (o->fusion) {
         if ((st = sg_fusion_switch_read(o->fusion, &user_sw, d)))
             goto out;
-        for (size_t i = 0; i < user_sw->n_entries; i++)
-            if (sg_fusion_switch_check_entry(&user_sw->entries[i]) != SG_FUSION_ENTRY_OK)
-                sg__verify_emit(
-                    ev, SG_VERIFY_WARNING, "%s:%u:%u: '%s' is not a %s pass of surgeon's catalogue",
-                    o->fusion, user_sw->entries[i].line, user_sw->entries[i].col,
-                    user_sw->entries[i].name, sg_fusion_kind_name(user_sw->entries[i].kind));
+        for (size_t i = 0; i < user_sw->n_entries; i++) {
+            const struct sg_fusion_switch_entry *e = &user_sw->entries[i];
+            enum sg_fusion_entry_check ck = sg_fusion_switch_check_entry(e);
+            const struct sg_fusion_pass *near =
+                ck == SG_FUSION_ENTRY_UNKNOWN ? sg_fusion_pass_suggest(e->name) : NULL;
+            if (ck != SG_FUSION_ENTRY_OK)
+                sg__verify_emit(ev, SG_VERIFY_WARNING,
+                                "%s:%u:%u: '%s' is not a %s%spass of surgeon's catalogue%s%s%s",
+                                o->fusion, e->line, e->col, e->name,
+                                e->any_kind ? "" : sg_fusion_kind_name(e->kind),
+                                e->any_kind ? "" : " ", near ? " (did you mean '" : "",
+                                near ? near->name : "", near ? "'?)" : "");
+        }
         ao.fusion_switch = o->fusion;
     }
     if ((st = sg_atc_command(&ao, &argv, d)))
