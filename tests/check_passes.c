@@ -380,7 +380,8 @@ static const struct alloc_case {
 } alloc_cases[] = {
     {"exp_overflow.onnx", {"insert-clip", "to-fp16", "merge-casts", "eliminate-dead", NULL}},
     {"if_exp.onnx", {"insert-clip:position=after", "remove-identity", "unique-names", NULL}},
-    {"rebatch.onnx", {"set-batch:batch=8,force=true", "toposort", "rename:prefix=p_,target=all", NULL}},
+    {"rebatch.onnx",
+     {"set-batch:batch=8,force=true", "toposort", "rename:prefix=p_,target=all", NULL}},
     {"expand_bool.onnx", {"cast-around", "set-input-shape:shapes=x:1,4", NULL}},
     {"fold_consts.onnx", {"fold-constants:shapes=true", NULL}},
     {"fold_if.onnx", {"fold-constants", NULL}},
