@@ -36,23 +36,6 @@ bool sg_overflow_parse(const char *s, enum sg_overflow *out)
     return true;
 }
 
-/* SoC families by name prefix; the first match wins. */
-static const struct {
-    const char *prefix;
-    enum sg_overflow mode;
-} soc_modes[] = {
-    {"Ascend910", SG_OVERFLOW_INF},        /* 910, 910B, 910_93: INF/NaN mode */
-    {"Ascend310", SG_OVERFLOW_SATURATION}, /* 310, 310P, 310B: saturation */
-};
-
-enum sg_overflow sg_soc_overflow(const char *soc)
-{
-    for (size_t i = 0; soc && i < sizeof soc_modes / sizeof soc_modes[0]; i++)
-        if (strncmp(soc, soc_modes[i].prefix, strlen(soc_modes[i].prefix)) == 0)
-            return soc_modes[i].mode;
-    return SG_OVERFLOW_SATURATION;
-}
-
 /* ------------------------------------------------------------- report */
 
 void sg_mock_report_clear(sg_mock_report *r)
@@ -187,7 +170,8 @@ static sg_status mark(struct sg__atc_mock *c)
     const struct sg_mock_inputs *in = c->in;
     const char *prec = in->precision ? in->precision->name : "force_fp16";
     if (sg_model_set_metadata(c->m, SG_MOCKOM_META_FORMAT, SG_MOCKOM_FORMAT_VERSION) ||
-        sg_model_set_metadata(c->m, SG_MOCKOM_META_SOC, in->soc) ||
+        sg_model_set_metadata(c->m, SG_MOCKOM_META_SOC,
+                              sg_soc_find(in->soc) ? sg_soc_find(in->soc)->name : in->soc) ||
         sg_model_set_metadata(c->m, SG_MOCKOM_META_PRECISION, prec) ||
         sg_model_set_metadata(c->m, SG_MOCKOM_META_OVERFLOW, sg_overflow_name(c->rep->overflow)) ||
         sg_model_set_opset(c->m, SG_MOCKOM_DOMAIN, SG_MOCKOM_DOMAIN_VERSION))
@@ -218,6 +202,14 @@ sg_status sg_mock_compile_model(sg_model *m, const struct sg_mock_inputs *in, sg
     struct sg__atc_mock c = {m, m->graph, in, rep, diag};
     rep->n_nodes = m->graph->n_nodes;
     rep->overflow = in->overflow != SG_OVERFLOW_DEFAULT ? in->overflow : sg_soc_overflow(in->soc);
+    if (rep->overflow == SG_OVERFLOW_DEFAULT) {
+        const char *near = sg_soc_suggest(in->soc);
+        return sg_diag_set(diag, SG_EINVAL,
+                           "unknown SoC '%s'%s%s%s: its float16 overflow mode is not known, so "
+                           "the mock compiler needs it given (inf or saturation)",
+                           in->soc, near ? " (did you mean '" : "", near ? near : "",
+                           near ? "'?)" : "");
+    }
 
     sg_status st;
     if ((st = apply_shapes(&c)) || (st = sg_graph_infer_dtypes(m->graph, true, diag)) ||

@@ -22,7 +22,8 @@
  *        fuse_conv_act.c     TbeCommonRules0FusionPass (Conv + Relu),
  *                            ConvClipByValueFusionPass (Conv + Clip)
  *        fuse_eltwise.c      AutomaticUbFusion (chains of element-wise ops)
- *   5. the overflow mode: --overflow, else the SoC's (sg_soc_overflow).
+ *   5. the overflow mode: --overflow, else the SoC's (sg_soc.h); a SoC
+ *      surgeon does not know needs --overflow.
  *
  * Nothing here prints: warnings (a keep_dtype entry naming no node, ...)
  * are returned in the report.
@@ -34,6 +35,7 @@
 #include "sg_fusion.h"
 #include "sg_ir.h"
 #include "sg_precision.h"
+#include "sg_soc.h"
 #include "sg_status.h"
 
 #include <stdbool.h>
@@ -42,25 +44,11 @@
 
 /* ---------------------------------------------------------- overflow */
 
-enum sg_overflow {
-    SG_OVERFLOW_DEFAULT = 0, /* the SoC's (sg_soc_overflow) */
-    SG_OVERFLOW_INF,         /* float16 overflow gives +-inf (and NaN after) */
-    SG_OVERFLOW_SATURATION,  /* float16 overflow clamps at +-65504 */
-    SG_OVERFLOW_COUNT
-};
-
 /* "inf", "saturation" ("default" for SG_OVERFLOW_DEFAULT). */
 const char *sg_overflow_name(enum sg_overflow o);
 
 /* "inf" or "saturation" into *out; false for anything else. */
 bool sg_overflow_parse(const char *s, enum sg_overflow *out);
-
-/*
- * The overflow mode a SoC runs in by default: Ascend910 (910, 910B, 910_93,
- * ...) chips produce inf/NaN; Ascend310 / 310P / 310B and any other name
- * saturate, the older behaviour. Never SG_OVERFLOW_DEFAULT.
- */
-enum sg_overflow sg_soc_overflow(const char *soc);
 
 /* -------------------------------------------------------- precision */
 

@@ -5,6 +5,7 @@
  * the name lookup cannot drift apart. Names are those ATC's graph and UB
  * fusion references and its fusion switch file use.
  */
+#include "sg_suggest.h"
 #include "sg_fusion.h"
 
 #include <string.h>
@@ -30,6 +31,16 @@ const struct sg_fusion_pass *sg_fusion_pass_find(const char *name)
         if (strcmp(passes[i].name, name) == 0)
             return &passes[i];
     return NULL;
+}
+
+const struct sg_fusion_pass *sg_fusion_pass_suggest(const char *name)
+{
+    struct sg_suggest sg;
+    sg_suggest_init(&sg, name);
+    for (size_t i = 0; i < SG_FUSION_PASS_COUNT; i++)
+        sg_suggest_offer(&sg, passes[i].name);
+    const char *best = sg_suggest_best(&sg);
+    return best ? sg_fusion_pass_find(best) : NULL;
 }
 
 const char *sg_fusion_kind_name(enum sg_fusion_kind kind)

@@ -663,6 +663,35 @@ out:
     return SG_OK;
 }
 
+enum sg_prec_format sg_prec_format_detect(const char *text, size_t len)
+{
+    size_t pos = 0;
+    const char *s, *e;
+    while (sg__next_line(text, len, &pos, &s, &e)) {
+        sg__trim(&s, &e);
+        if (s == e)
+            continue;
+        if (find_str(s, e, ":InputDtype:") || find_str(s, e, ":OutputDtype:"))
+            return SG_PREC_CUSTOMIZE_DTYPES;
+        if ((*s == '[' && e[-1] == ']') || memchr(s, '=', (size_t)(e - s)))
+            return SG_PREC_OP_PRECISION_MODE;
+    }
+    return SG_PREC_KEEP_DTYPE;
+}
+
+sg_status sg_prec_file_read_detect(const char *path, sg_prec_file **out, struct sg_diag *diag)
+{
+    *out = NULL;
+    char *buf;
+    size_t len;
+    sg_status st = sg__read_text(path, SG__TEXT_MAX_BYTES, &buf, &len, diag);
+    if (st)
+        return st;
+    st = sg_prec_file_parse(sg_prec_format_detect(buf, len), buf, len, path, out, diag);
+    sg_free(buf);
+    return st;
+}
+
 sg_status sg_prec_file_read(enum sg_prec_format format, const char *path, sg_prec_file **out,
                             struct sg_diag *diag)
 {

@@ -109,6 +109,11 @@ const struct sg_fusion_pass *sg_fusion_pass_get(enum sg_fusion_pass_id id);
 /* The entry named `name` (exact, case-sensitive), or NULL. */
 const struct sg_fusion_pass *sg_fusion_pass_find(const char *name);
 
+/* The entry whose name is nearest to a name not in the catalogue, when it
+ * looks mistyped ("AutomaticUBFusion": AutomaticUbFusion; sg_suggest.h),
+ * else NULL. */
+const struct sg_fusion_pass *sg_fusion_pass_suggest(const char *name);
+
 /* "GraphFusion" / "UBFusion": the section names of the switch file. */
 const char *sg_fusion_kind_name(enum sg_fusion_kind kind);
 

@@ -107,6 +107,18 @@ sg_status sg_prec_file_parse(enum sg_prec_format format, const char *text, size_
 sg_status sg_prec_file_read(enum sg_prec_format format, const char *path, sg_prec_file **out,
                             struct sg_diag *diag);
 
+/*
+ * The format a precision file is written in, from its first line that only
+ * one format has: `X::InputDtype:` / `X::OutputDtype:` customize_dtypes, a
+ * `[Section]` line or `name=mode` op_precision_mode; keep_dtype when no
+ * line says otherwise (its entries are plain names).
+ */
+enum sg_prec_format sg_prec_format_detect(const char *text, size_t len);
+
+/* sg_prec_file_read in the format sg_prec_format_detect finds in the file
+ * (the result's `format` says which). */
+sg_status sg_prec_file_read_detect(const char *path, sg_prec_file **out, struct sg_diag *diag);
+
 /* Write f in its format to `out`. SG_EIO if the stream reports an error. */
 sg_status sg_prec_file_print(const sg_prec_file *f, FILE *out);
 

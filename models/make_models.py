@@ -559,6 +559,51 @@ def softmax_pattern():
                   [_const("axes", np.array([-1], np.int64))])
 
 
+def conformer_attn():
+    """A conformer's self-attention in miniature, its softmax written out
+    (ReduceMax, Sub, Exp, ReduceSum, Div, as SoftmaxFusionPass fuses it),
+    beside Exps that insert-clip must treat each its own way: one on an
+    unbounded value (clipped), one behind a Clip (already tighter), one
+    behind Min - 1 (at most 9: skipped) and a scaled max subtraction
+    ((x - max) * 0.5: at most 0, skipped)."""
+    rng = np.random.default_rng(11)
+    f32 = np.float32
+    nodes = [
+        helper.make_node("MatMul", ["x", "wq"], ["q"], name="q_proj"),
+        helper.make_node("MatMul", ["x", "wk"], ["k"], name="k_proj"),
+        helper.make_node("Transpose", ["k"], ["kt"], name="k_t", perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "kt"], ["s"], name="scores"),
+        helper.make_node("Mul", ["s", "scale"], ["ss"], name="scale_mul"),
+        helper.make_node("ReduceMax", ["ss"], ["mx"], name="softmax_max", axes=[-1], keepdims=1),
+        helper.make_node("Sub", ["ss", "mx"], ["d"], name="softmax_sub"),
+        helper.make_node("Exp", ["d"], ["e"], name="softmax_exp"),
+        helper.make_node("ReduceSum", ["e", "axes"], ["se"], name="softmax_sum", keepdims=1),
+        helper.make_node("Div", ["e", "se"], ["p"], name="softmax_div"),
+        helper.make_node("MatMul", ["p", "x"], ["o"], name="attn_out"),
+        helper.make_node("Exp", ["o"], ["eo"], name="exp_free"),
+        helper.make_node("Clip", ["o", "lo", "hi"], ["oc"], name="clip_o"),
+        helper.make_node("Exp", ["oc"], ["eoc"], name="exp_clipped"),
+        helper.make_node("Min", ["o", "cap"], ["om"], name="min_o"),
+        helper.make_node("Sub", ["om", "one"], ["om1"], name="min_sub"),
+        helper.make_node("Exp", ["om1"], ["eom"], name="exp_min"),
+        helper.make_node("ReduceMax", ["o"], ["omx"], name="o_max", axes=[1], keepdims=1),
+        helper.make_node("Sub", ["o", "omx"], ["od"], name="o_sub"),
+        helper.make_node("Mul", ["od", "half"], ["odh"], name="o_half"),
+        helper.make_node("Exp", ["odh"], ["eod"], name="exp_scaled"),
+        helper.make_node("Add", ["eo", "eoc"], ["y0"], name="add_0"),
+        helper.make_node("Add", ["y0", "eom"], ["y1"], name="add_1"),
+        helper.make_node("Add", ["y1", "eod"], ["y"], name="add_2"),
+    ]
+    inits = [_const("wq", rng.normal(0, 0.5, [8, 8]).astype(f32)),
+             _const("wk", rng.normal(0, 0.5, [8, 8]).astype(f32)),
+             _const("scale", np.array(8 ** -0.5, f32)), _const("axes", np.array([-1], np.int64)),
+             _const("lo", np.array(-5, f32)), _const("hi", np.array(9, f32)),
+             _const("cap", np.array(10, f32)), _const("one", np.array(1, f32)),
+             _const("half", np.array(0.5, f32))]
+    return _model(nodes, "conformer_attn", [_vi("x", TensorProto.FLOAT, [1, 6, 8])],
+                  [_vi("y", TensorProto.FLOAT, [1, 6, 8])], inits)
+
+
 def layernorm_pattern():
     """A layer norm as exporters write it (ReduceMean, Sub, Pow, ReduceMean,
     Add, Sqrt, Div, Mul, Add), with the exponent and epsilon as Constant
@@ -641,6 +686,7 @@ TEST_MODELS = {
     "conv_bn_act.onnx": conv_bn_act,
     "matmul_bias.onnx": matmul_bias,
     "softmax_pattern.onnx": softmax_pattern,
+    "conformer_attn.onnx": conformer_attn,
     "layernorm_pattern.onnx": layernorm_pattern,
     "mixed_ops.onnx": mixed_ops,
     "matmul_acc.onnx": matmul_acc,

@@ -12,6 +12,14 @@
  * tensors because the compiler may turn the constant into float16. Opset < 11 models get Clip-6
  * attributes, newer ones min/max inputs; an unbounded side is left out.
  *
+ * An Exp whose input is provably no larger than the upper bound is left
+ * alone and reported as skipped with the reason: the `x - ReduceMax(x)` of a
+ * softmax written out (at most 0), a Clip or Min already bounding it, or
+ * any bound that follows from those through the value-preserving and simple
+ * arithmetic ops of `bound_rules` (a few levels up, so the walk stays
+ * cheap). Clipping such an Exp changes no value and would break the
+ * pattern ATC's SoftmaxFusionPass fuses.
+ *
  * Keeps intact: every value name (the Clip takes a fresh one), graph
  * outputs (a Clip after a graph output produces it under its old name),
  * values already clipped at least as tightly (nothing inserted: the pass is
@@ -318,6 +326,268 @@ static sg_value *site_of(struct ctx *c, sg_node *n, const char *kind, sg_value *
     return slots[idx];
 }
 
+/* -------------------------------------------------- provable bounds */
+
+/* What a value is known to stay within, and the node whose rule made the
+ * upper bound finite (for the report). */
+struct range {
+    double lo, hi;
+    const sg_node *why;
+    const char *rule;
+};
+
+/* Levels walked up, and nodes visited per question: a bound that needs more
+ * is not proven (the Exps of a big model each ask once). */
+enum { BOUND_DEPTH = 8, BOUND_VISITS = 64 };
+
+struct bound_walk {
+    struct ctx *c;
+    unsigned visits;
+};
+
+static const struct range unknown_range = {-INFINITY, INFINITY, NULL, NULL};
+
+static struct range range_of(struct bound_walk *w, const sg_value *v, int depth);
+
+/* The range of input i of n (unknown when absent). */
+static struct range in_range(struct bound_walk *w, const sg_node *n, uint32_t i, int depth)
+{
+    return i < n->n_inputs && n->inputs[i] ? range_of(w, n->inputs[i], depth) : unknown_range;
+}
+
+static const sg_node *why_of(const struct range *a, const struct range *b)
+{
+    return a->why ? a->why : b->why;
+}
+
+static const char *rule_of(const struct range *a, const struct range *b)
+{
+    return a->why ? a->rule : b->rule;
+}
+
+/* x - ReduceMax(x) with keepdims: each element minus the maximum of a group
+ * that holds it. */
+static bool minus_own_max(const sg_node *sub)
+{
+    if (sub->n_inputs != 2 || !sub->inputs[0] || !sub->inputs[1])
+        return false;
+    const sg_node *r = sub->inputs[1]->producer;
+    return r && (!r->domain || !*r->domain) && strcmp(r->op_type, "ReduceMax") == 0 &&
+           r->n_inputs >= 1 && r->inputs[0] == sub->inputs[0] && sg_attr_int(r, "keepdims", 1) == 1;
+}
+
+static struct range sub_range(struct bound_walk *w, const sg_node *n, int depth)
+{
+    struct range a = in_range(w, n, 0, depth), b = in_range(w, n, 1, depth);
+    struct range r = {a.lo - b.hi, a.hi - b.lo, why_of(&a, &b), rule_of(&a, &b)};
+    if (minus_own_max(n) && r.hi > 0) {
+        r.hi = 0;
+        r.why = n;
+        r.rule = "x - ReduceMax(x), a softmax's max subtraction";
+    }
+    return r;
+}
+
+static struct range add_range(struct bound_walk *w, const sg_node *n, int depth)
+{
+    struct range a = in_range(w, n, 0, depth), b = in_range(w, n, 1, depth);
+    return (struct range){a.lo + b.lo, a.hi + b.hi, why_of(&a, &b), rule_of(&a, &b)};
+}
+
+static struct range neg_range(struct bound_walk *w, const sg_node *n, int depth)
+{
+    struct range a = in_range(w, n, 0, depth);
+    return (struct range){-a.hi, -a.lo, a.why, a.rule};
+}
+
+static struct range abs_range(struct bound_walk *w, const sg_node *n, int depth)
+{
+    struct range a = in_range(w, n, 0, depth);
+    double m = fmax(fabs(a.lo), fabs(a.hi));
+    return (struct range){a.lo >= 0 ? a.lo : a.hi <= 0 ? -a.hi : 0, m, a.why, a.rule};
+}
+
+static struct range relu_range(struct bound_walk *w, const sg_node *n, int depth)
+{
+    struct range a = in_range(w, n, 0, depth);
+    return (struct range){fmax(a.lo, 0), fmax(a.hi, 0), a.why, a.rule};
+}
+
+/* Sigmoid and Tanh saturate whatever they are given. */
+static struct range squash_range(struct bound_walk *w, const sg_node *n, int depth)
+{
+    (void)w, (void)depth;
+    bool sigmoid = strcmp(n->op_type, "Sigmoid") == 0;
+    return (struct range){sigmoid ? 0 : -1, 1, n, sigmoid ? "Sigmoid" : "Tanh"};
+}
+
+/* Interval product; an unknown side with 0 in the other (0 * inf) stays
+ * unknown. */
+static struct range mul_ranges(struct range a, struct range b)
+{
+    double p[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+    struct range r = {INFINITY, -INFINITY, why_of(&a, &b), rule_of(&a, &b)};
+    for (int i = 0; i < 4; i++) {
+        if (isnan(p[i]))
+            return unknown_range;
+        r.lo = fmin(r.lo, p[i]);
+        r.hi = fmax(r.hi, p[i]);
+    }
+    return r;
+}
+
+static struct range mul_range(struct bound_walk *w, const sg_node *n, int depth)
+{
+    return mul_ranges(in_range(w, n, 0, depth), in_range(w, n, 1, depth));
+}
+
+static struct range div_range(struct bound_walk *w, const sg_node *n, int depth)
+{
+    struct range b = in_range(w, n, 1, depth);
+    if (!(b.lo > 0 || b.hi < 0))
+        return unknown_range; /* the divisor may be 0 */
+    struct range inv = {1 / b.hi, 1 / b.lo, b.why, b.rule};
+    return mul_ranges(in_range(w, n, 0, depth), inv);
+}
+
+/* Clip: its constant bounds, narrowed by its input's range. */
+static struct range clip_range(struct bound_walk *w, const sg_node *n, int depth)
+{
+    double lo, hi;
+    struct range a = in_range(w, n, 0, depth);
+    if (!clip_bounds(w->c, n, &lo, &hi))
+        return a;
+    struct range r = {fmax(a.lo, lo), fmin(a.hi, hi), a.why, a.rule};
+    if (hi < a.hi) {
+        r.why = n;
+        r.rule = "Clip";
+    }
+    return r;
+}
+
+/* Min, Max, Where (its two data inputs), Concat: the union or the meet of
+ * their inputs. */
+static struct range minmax_range(struct bound_walk *w, const sg_node *n, int depth)
+{
+    bool is_min = strcmp(n->op_type, "Min") == 0;
+    bool is_where = strcmp(n->op_type, "Where") == 0;
+    uint32_t from = is_where ? 1 : 0;
+    struct range r = is_min ? (struct range){INFINITY, INFINITY, NULL, NULL}
+                            : (struct range){INFINITY, -INFINITY, NULL, NULL};
+    if (n->n_inputs <= from)
+        return unknown_range;
+    for (uint32_t i = from; i < n->n_inputs; i++) {
+        struct range a = in_range(w, n, i, depth);
+        if (is_min) {
+            /* min(a, b) <= each upper bound; >= the lowest lower bound */
+            r.lo = i == from ? a.lo : fmin(r.lo, a.lo);
+            if (a.hi < r.hi) {
+                r.hi = a.hi;
+                r.why = a.why ? a.why : n;
+                r.rule = a.why ? a.rule : "Min";
+            }
+        } else if (strcmp(n->op_type, "Max") == 0) {
+            r.lo = fmax(i == from ? -INFINITY : r.lo, a.lo);
+            r.hi = i == from ? a.hi : fmax(r.hi, a.hi);
+            r.why = r.why ? r.why : a.why;
+            r.rule = r.rule ? r.rule : a.rule;
+        } else {
+            r.lo = fmin(r.lo, a.lo);
+            r.hi = fmax(r.hi, a.hi);
+            r.why = r.why ? r.why : a.why;
+            r.rule = r.rule ? r.rule : a.rule;
+        }
+    }
+    return r;
+}
+
+/* Ops whose output holds values of their data input (input 0) only. */
+static struct range same_range(struct bound_walk *w, const sg_node *n, int depth)
+{
+    return in_range(w, n, 0, depth);
+}
+
+/* A float Cast keeps the values (rounding aside, which moves a bound by
+ * less than the margins at stake); any other Cast proves nothing. */
+static struct range cast_range(struct bound_walk *w, const sg_node *n, int depth)
+{
+    int64_t to = sg_attr_int(n, "to", 0);
+    return sg_dtype_is_float((int32_t)to) ? in_range(w, n, 0, depth) : unknown_range;
+}
+
+static const struct {
+    const char *op;
+    struct range (*fn)(struct bound_walk *w, const sg_node *n, int depth);
+} bound_rules[] = {
+    {"Sub", sub_range},        {"Add", add_range},        {"Neg", neg_range},
+    {"Abs", abs_range},        {"Relu", relu_range},      {"Sigmoid", squash_range},
+    {"Tanh", squash_range},    {"Mul", mul_range},        {"Div", div_range},
+    {"Clip", clip_range},      {"Min", minmax_range},     {"Max", minmax_range},
+    {"Where", minmax_range},   {"Concat", minmax_range},  {"Identity", same_range},
+    {"Cast", cast_range},      {"Reshape", same_range},   {"Transpose", same_range},
+    {"Squeeze", same_range},   {"Unsqueeze", same_range}, {"Flatten", same_range},
+    {"Expand", same_range},    {"Slice", same_range},     {"Gather", same_range},
+    {"ReduceMax", same_range}, {"ReduceMin", same_range}, {"MaxPool", same_range},
+};
+
+/* The values of a constant tensor, if it is one small enough to read. */
+static bool const_range(struct ctx *c, const sg_value *v, struct range *r)
+{
+    sg_tensor *t = sg__const_tensor(v);
+    if (!t)
+        return false;
+    int64_t n = sg_tensor_numel(t);
+    if (n <= 0 || n > 4096)
+        return false;
+    r->lo = INFINITY;
+    r->hi = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        double x;
+        if (!sg__tensor_get_f64(c->m, t, (size_t)i, &x) || isnan(x))
+            return false;
+        r->lo = fmin(r->lo, x);
+        r->hi = fmax(r->hi, x);
+    }
+    r->why = v->producer;
+    r->rule = "a constant";
+    return true;
+}
+
+static struct range range_of(struct bound_walk *w, const sg_value *v, int depth)
+{
+    struct range r;
+    if (const_range(w->c, v, &r))
+        return r;
+    const sg_node *n = v->producer;
+    if (!n || depth >= BOUND_DEPTH || ++w->visits > BOUND_VISITS || (n->domain && *n->domain))
+        return unknown_range;
+    for (size_t i = 0; i < sizeof bound_rules / sizeof bound_rules[0]; i++)
+        if (strcmp(bound_rules[i].op, n->op_type) == 0)
+            return bound_rules[i].fn(w, n, depth + 1);
+    return unknown_range;
+}
+
+/* Whether clipping site s of Exp n changes nothing because its input is
+ * provably within the bounds; *why (static or in `buf`) says how. */
+static bool exp_in_bounds(struct ctx *c, const sg_node *n, const struct site *s, char *buf,
+                          size_t size)
+{
+    if ((n->domain && *n->domain) || strcmp(n->op_type, "Exp") != 0 || n->n_inputs < 1 ||
+        !n->inputs[0])
+        return false;
+    struct bound_walk w = {c, 0};
+    struct range r = range_of(&w, n->inputs[0], 0);
+    if (!r.why)
+        return false;
+    /* Before: clip x to [lo, hi]; after: clip exp(x), which is >= 0. */
+    bool ok =
+        c->before ? isinf(s->lo) && s->lo < 0 && r.hi <= s->hi : s->lo <= 0 && exp(r.hi) <= s->hi;
+    if (ok)
+        snprintf(buf, size, "its input is at most %.9g: %s (%s)", r.hi, r.rule,
+                 sg__node_label(r.why));
+    return ok;
+}
+
 static sg_status clip_input(struct ctx *c, sg_node *n, uint32_t idx)
 {
     struct site s;
@@ -330,6 +600,11 @@ static sg_status clip_input(struct ctx *c, sg_node *n, uint32_t idx)
     if (x->producer && is_clip(x->producer) && within(c, x->producer, lo, hi)) {
         sg_report_info(c->rep, "already clipped tighter", "%s %s (by %s)", sg__node_label(n), where,
                        sg__node_label(x->producer));
+        return SG_OK;
+    }
+    char why[SG_DIAG_MAX];
+    if (exp_in_bounds(c, n, &s, why, sizeof why)) {
+        sg_report_info(c->rep, "skipped", "%s %s (%s)", sg__node_label(n), where, why);
         return SG_OK;
     }
     /* A Clip this run put on x already serves another reader: share it. */
@@ -365,6 +640,11 @@ static sg_status clip_output(struct ctx *c, sg_node *n, uint32_t idx)
     const char *where = s.where;
     int32_t dtype = s.dtype;
     double lo = s.lo, hi = s.hi;
+    char why[SG_DIAG_MAX];
+    if (exp_in_bounds(c, n, &s, why, sizeof why)) {
+        sg_report_info(c->rep, "skipped", "%s %s (%s)", sg__node_label(n), where, why);
+        return SG_OK;
+    }
     bool tight = y->n_uses > 0 && !(y->flags & SG_VALUE_OUTPUT);
     for (uint32_t u = 0; u < y->n_uses && tight; u++)
         tight =

@@ -6,6 +6,7 @@
 #include "pass_impl.h"
 #include "sg_alloc.h"
 #include "sg_file.h"
+#include "sg_suggest.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -326,12 +327,62 @@ sg_status sg__opt_defaults(const struct sg_pass *pass, struct sg_opt_value *vals
     return SG_OK;
 }
 
+sg_status sg__no_option(const struct sg_pass *pass, const char *name, size_t len,
+                        struct sg_diag *diag)
+{
+    const char *near = sg__opt_suggest(pass, name, len);
+    if (near)
+        return sg_diag_set(diag, SG_EINVAL, "pass '%s' has no option '%.*s' (did you mean '%s'?)",
+                           pass->name, (int)len, name, near);
+    return sg_diag_set(diag, SG_EINVAL, "pass '%s' has no option '%.*s'", pass->name, (int)len,
+                       name);
+}
+
 int sg__opt_index(const struct sg_pass *pass, const char *name, size_t len)
 {
     for (size_t i = 0; i < pass->n_options; i++)
         if (strlen(pass->options[i].name) == len && strncmp(pass->options[i].name, name, len) == 0)
             return (int)i;
     return -1;
+}
+
+/* name[0..len) as a string in buf, or NULL when it is too long to be near
+ * any name. */
+static const char *word_of(const char *name, size_t len, char buf[SG_SUGGEST_MAX_LEN + 1])
+{
+    if (len > SG_SUGGEST_MAX_LEN)
+        return NULL;
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+const char *sg_pass_suggest(const char *name, size_t len)
+{
+    char buf[SG_SUGGEST_MAX_LEN + 1];
+    const char *word = word_of(name, len, buf);
+    if (!word)
+        return NULL;
+    struct sg_suggest sg;
+    sg_suggest_init(&sg, word);
+    size_t count;
+    const struct sg_pass *const *all = sg_pass_list(&count);
+    for (size_t i = 0; i < count; i++)
+        sg_suggest_offer(&sg, all[i]->name);
+    return sg_suggest_best(&sg);
+}
+
+const char *sg__opt_suggest(const struct sg_pass *pass, const char *name, size_t len)
+{
+    char buf[SG_SUGGEST_MAX_LEN + 1];
+    const char *word = word_of(name, len, buf);
+    if (!word)
+        return NULL;
+    struct sg_suggest sg;
+    sg_suggest_init(&sg, word);
+    for (size_t i = 0; i < pass->n_options; i++)
+        sg_suggest_offer(&sg, pass->options[i].name);
+    return sg_suggest_best(&sg);
 }
 
 sg_status sg__pass_lookup(const char *name, size_t len, const struct sg_pass **out,
@@ -345,6 +396,10 @@ sg_status sg__pass_lookup(const char *name, size_t len, const struct sg_pass **o
         *out = all[i];
         return SG_OK;
     }
+    const char *near = sg_pass_suggest(name, len);
+    if (near)
+        return sg_diag_set(diag, SG_ENOTFOUND, "unknown pass '%.*s' (did you mean '%s'?)", (int)len,
+                           name, near);
     return sg_diag_set(diag, SG_ENOTFOUND, "unknown pass '%.*s'; 'surgeon passes' lists them",
                        (int)len, name);
 }
@@ -384,8 +439,7 @@ sg_status sg_pipeline_add_spec(struct sg_pipeline *p, const char *spec, struct s
             end++;
         int idx = sg__opt_index(pass, q, (size_t)(eq - q));
         if (idx < 0)
-            return sg_diag_set(diag, SG_EINVAL, "pass '%s' has no option '%.*s'", pass->name,
-                               (int)(eq - q), q);
+            return sg__no_option(pass, q, (size_t)(eq - q), diag);
         if (vals[idx].given)
             return sg_diag_set(diag, SG_EINVAL, "pass '%s': option '%s' is given twice", pass->name,
                                pass->options[idx].name);

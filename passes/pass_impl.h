@@ -29,12 +29,29 @@ sg_status sg__opt_defaults(const struct sg_pass *pass, struct sg_opt_value *vals
 /* Index of option `name` in the pass's schema, or -1. */
 int sg__opt_index(const struct sg_pass *pass, const char *name, size_t len);
 
+/* The option of `pass` nearest to name[0..len) (sg_suggest.h), or NULL. */
+const char *sg__opt_suggest(const struct sg_pass *pass, const char *name, size_t len);
+
+/* SG_EINVAL "pass P has no option 'X'", with the nearest option when one is
+ * near. */
+sg_status sg__no_option(const struct sg_pass *pass, const char *name, size_t len,
+                        struct sg_diag *diag);
+
 /* Append a step for `pass` with option values `opts` (arena memory). */
 sg_status sg__pipeline_push(struct sg_pipeline *p, const struct sg_pass *pass,
                             struct sg_opt_value *opts, const char *origin);
 
 /* The pass named name[0..len), or SG_ENOTFOUND naming it. */
 sg_status sg__pass_lookup(const char *name, size_t len, const struct sg_pass **out,
+                          struct sg_diag *diag);
+
+/* ------------------------------------------------------ pipeline_vars.c */
+
+/* `text` with its ${NAME} / ${NAME:-DEFAULT} references replaced (marking
+ * the variables used); *out is text itself when it holds no '$', else a
+ * copy in p's arena. SG_EPARSE / SG_EINVAL with the reason (no location:
+ * the caller adds it), SG_ENOMEM. */
+sg_status sg__vars_expand(struct sg_pipeline *p, const char *text, const char **out,
                           struct sg_diag *diag);
 
 /* ---------------------------------------------------------- pass_util.c */
@@ -104,6 +121,38 @@ sg_status sg__remove_constants(sg_value **vals, size_t n, bool old_ir, struct sg
 /* Values reachable forward from `from` (through node outputs and into
  * subgraphs that capture them), added to `set`. */
 sg_status sg__mark_downstream(sg_value *const *from, size_t n, struct sg__ptrset *set);
+
+/* The same, not going on through the outputs of Shape and Size: they hold
+ * the shape of what is downstream, not its data (set-batch asks whether a
+ * Reshape's data carries the batch). */
+sg_status sg__mark_downstream_data(sg_value *const *from, size_t n, struct sg__ptrset *set);
+
+/* ------------------------------------------------------ rebatch_shapes.c */
+
+/* What set-batch changed, for sg__rebatch_shapes. */
+struct sg__rebatch {
+    sg_value *const *inputs; /* the rebatched main graph inputs (new types set) */
+    const uint32_t *axes;    /* the batch axis of each */
+    size_t n;
+    const struct sg_dim_spec *batch; /* the new batch */
+    const int64_t *old;              /* numeric old batches */
+    size_t n_old;
+    const char *const *old_params; /* symbolic old batches ("batch") */
+    size_t n_params;
+    const struct sg__ptrset *down; /* every value downstream of the inputs */
+};
+
+/*
+ * Bring the recorded shapes downstream of the rebatched inputs up to date
+ * (graph outputs and value_info, every graph): a shape that provably is the
+ * old one with the batch at a known axis gets the new batch there ("shape
+ * rebatched"); any other keeps its symbolic dims (the old batch's name
+ * becomes the new batch) and loses its numbers ("shape not proven: numbers
+ * cleared"). Each change is reported. Shape inference, when surgeon has
+ * it, replaces this call. SG_ENOMEM.
+ */
+sg_status sg__rebatch_shapes(sg_graph *g, const struct sg__rebatch *in, struct sg_pass_report *rep,
+                             struct sg_diag *diag);
 
 /* Forget the shape of every listed value (graph outputs, value_info; not
  * inputs) in `set`, keeping element type and rank: dims become unknown.

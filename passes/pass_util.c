@@ -451,7 +451,25 @@ static sg_status push_all_sub(sg_graph *sub, void *ctx)
     return SG_OK;
 }
 
+static bool holds_shape(const sg_node *n)
+{
+    return (!n->domain || !*n->domain) &&
+           (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
+}
+
+static sg_status mark(sg_value *const *from, size_t n_from, struct sg__ptrset *set, bool data);
+
 sg_status sg__mark_downstream(sg_value *const *from, size_t n_from, struct sg__ptrset *set)
+{
+    return mark(from, n_from, set, false);
+}
+
+sg_status sg__mark_downstream_data(sg_value *const *from, size_t n_from, struct sg__ptrset *set)
+{
+    return mark(from, n_from, set, true);
+}
+
+static sg_status mark(sg_value *const *from, size_t n_from, struct sg__ptrset *set, bool data)
 {
     sg_value **stack = NULL;
     size_t n = 0, cap = 0;
@@ -462,6 +480,8 @@ sg_status sg__mark_downstream(sg_value *const *from, size_t n_from, struct sg__p
         sg_value *v = stack[--n];
         for (uint32_t u = 0; u < v->n_uses && !st; u++) {
             sg_node *node = v->uses[u].node;
+            if (data && holds_shape(node))
+                continue;
             struct cap_ctx c = {v, set, stack, &n, &cap, SG_OK};
             if (v->uses[u].index == SG_USE_IMPLICIT)
                 st = sg_node_for_each_subgraph(node, push_capture, &c);

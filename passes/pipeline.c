@@ -154,6 +154,17 @@ void sg_report_info(struct sg_pass_report *r, const char *what, const char *fmt,
     va_end(ap);
 }
 
+void sg_report_warn(struct sg_pass_report *r, const char *what, const char *fmt, ...)
+{
+    char heading[256];
+    snprintf(heading, sizeof heading, "warning: %s", what);
+    va_list ap;
+    va_start(ap, fmt);
+    report_add(r, false, heading, fmt, ap);
+    va_end(ap);
+    r->warnings++;
+}
+
 void sg_pass_report_clear(struct sg_pass_report *r)
 {
     if (!r)
@@ -229,6 +240,7 @@ sg_status sg_pipeline_run(const struct sg_pipeline *p, sg_model *m, struct sg_ru
             return st;
         }
         rep->changes += r->changes;
+        rep->warnings += r->warnings;
         if (p->verify && (st = sg_model_verify(m, diag))) {
             sg_diag_prefix(diag, "model broken after pass '%s' (a bug in the pass)", s->pass->name);
             return st;

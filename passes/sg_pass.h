@@ -98,6 +98,7 @@ struct sg_report_item {
 struct sg_pass_report {
     const char *pass; /* the pass name (static) */
     size_t changes;   /* total of the change items; 0: the model is untouched */
+    size_t warnings;  /* findings that make the result doubtful (sg_report_warn) */
     struct sg_report_item *items;
     size_t n_items, cap_items;
     double seconds;
@@ -115,6 +116,11 @@ struct sg_pass_report {
 void sg_report_change(struct sg_pass_report *r, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void sg_report_info(struct sg_pass_report *r, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A finding that the pass went ahead despite (set-batch force=true writing
+ * a shape it could not prove safe): listed under "warning: <what>" and
+ * counted in r->warnings, which callers report as a warning status. */
+void sg_report_warn(struct sg_pass_report *r, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Free what the report holds and zero it (the struct itself is the
@@ -158,6 +164,10 @@ const struct sg_pass *const *sg_pass_list(size_t *count);
 /* The pass with this command-line name, or NULL. */
 const struct sg_pass *sg_pass_find(const char *name);
 
+/* The pass name nearest to name[0..len) when it looks mistyped
+ * (sg_suggest.h: "did you mean"), else NULL. A static string. */
+const char *sg_pass_suggest(const char *name, size_t len);
+
 /* ------------------------------------------------------------ pipelines */
 
 struct sg_pipeline_step {
@@ -166,11 +176,19 @@ struct sg_pipeline_step {
     const char *origin;        /* where it was given: "p.yaml:4:5" or "--pass insert-clip" */
 };
 
+/* A pipeline variable, set before the YAML files that refer to it are read. */
+struct sg_pipeline_var {
+    const char *name, *value;
+    bool used; /* some file read so far refers to it */
+};
+
 struct sg_pipeline {
     sg_arena *arena; /* holds steps, option values and strings */
     struct sg_pipeline_step *steps;
     size_t n_steps, cap_steps;
     bool verify; /* run sg_model_verify after every pass */
+    struct sg_pipeline_var *vars;
+    size_t n_vars, cap_vars;
 };
 
 /* A new empty pipeline (verify off). SG_ENOMEM. */
@@ -195,6 +213,21 @@ sg_status sg_pipeline_add_spec(struct sg_pipeline *p, const char *spec, struct s
  */
 sg_status sg_pipeline_load_yaml(struct sg_pipeline *p, const char *path, struct sg_diag *diag);
 
+/*
+ * Pipeline variables. In a YAML pipeline's option values (scalars and list
+ * items), `${NAME}` is replaced by the variable's value and `${NAME:-TEXT}`
+ * by the value, or TEXT when the variable is not set; `$${` is a literal
+ * `${`. The result is then parsed as the option's type. Set variables
+ * before loading the files that use them: sg_pipeline_set_var takes
+ * "NAME=VALUE" (SG_EPARSE for a bad name, SG_EINVAL when NAME is set
+ * already). A reference to an unset variable without a default fails the
+ * load (SG_EINVAL, with file:line:column). sg_pipeline_check_vars fails
+ * (SG_EINVAL, naming it) when a set variable was never referred to by the
+ * files read.
+ */
+sg_status sg_pipeline_set_var(struct sg_pipeline *p, const char *assignment, struct sg_diag *diag);
+sg_status sg_pipeline_check_vars(const struct sg_pipeline *p, struct sg_diag *diag);
+
 /* The same from memory; `label` names the text in errors, `base_dir` (may be
  * NULL) is where relative paths in options point. */
 sg_status sg_pipeline_parse_yaml(struct sg_pipeline *p, const char *text, size_t len,
@@ -205,6 +238,7 @@ struct sg_run_report {
     struct sg_pass_report *passes;
     size_t n;
     size_t changes;
+    size_t warnings;  /* of every pass */
     bool counts_only; /* set by the caller: the names will not be shown, so
                        * the passes only count (formatting and keeping
                        * 25,000 of them was a tenth of a big insert-clip) */

@@ -64,6 +64,19 @@ static yaml_node_t *node(struct reader *R, int id)
     return yaml_document_get_node(R->doc, id);
 }
 
+/* The text of scalar n with its pipeline variables filled in
+ * (sg__vars_expand); NULL in *out when n is not a scalar. */
+static sg_status value(struct reader *R, const yaml_node_t *n, const char **out)
+{
+    *out = NULL;
+    const char *s = scalar(n);
+    if (!s)
+        return SG_OK;
+    struct sg_diag d = {0};
+    sg_status st = sg__vars_expand(R->p, s, out, &d);
+    return st ? at(R, n, st, "%s", d.msg) : SG_OK;
+}
+
 /* SHAPES given as a mapping: {x: [4, 77, 40], mask: "4,-1"} -> "x:4,77,40;mask:4,-1". */
 static sg_status shapes_text(struct reader *R, yaml_node_t *map, char **out)
 {
@@ -86,7 +99,9 @@ static sg_status shapes_text(struct reader *R, yaml_node_t *map, char **out)
         if (v->type == YAML_SEQUENCE_NODE) {
             for (yaml_node_item_t *it = v->data.sequence.items.start;
                  it < v->data.sequence.items.top; it++) {
-                const char *d = scalar(node(R, *it));
+                const char *d;
+                if ((st = value(R, node(R, *it), &d)))
+                    break;
                 if (!d) {
                     st = at(R, node(R, *it), SG_EPARSE, "expected a dimension");
                     break;
@@ -95,8 +110,10 @@ static sg_status shapes_text(struct reader *R, yaml_node_t *map, char **out)
                                        it == v->data.sequence.items.start ? "" : ",", d);
             }
         } else if (scalar(v)) {
-            pl += (size_t)snprintf(part + pl, pl < sizeof part ? sizeof part - pl : 0, "%s",
-                                   scalar(v));
+            const char *dims;
+            if ((st = value(R, v, &dims)))
+                break;
+            pl += (size_t)snprintf(part + pl, pl < sizeof part ? sizeof part - pl : 0, "%s", dims);
         } else {
             st = at(R, v, SG_EPARSE, "expected the dims of '%s' as a list", name);
         }
@@ -134,8 +151,11 @@ static sg_status read_option(struct reader *R, const struct sg_pass *pass,
     if (!key)
         return at(R, k, SG_EPARSE, "%s: expected an option name", pass->name);
     int idx = sg__opt_index(pass, key, strlen(key));
-    if (idx < 0)
-        return at(R, k, SG_EINVAL, "pass '%s' has no option '%s'", pass->name, key);
+    if (idx < 0) {
+        const char *near = sg__opt_suggest(pass, key, strlen(key));
+        return at(R, k, SG_EINVAL, "pass '%s' has no option '%s'%s%s%s", pass->name, key,
+                  near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+    }
     const struct sg_opt_spec *spec = &pass->options[idx];
     if (vals[idx].given)
         return at(R, k, SG_EINVAL, "%s: option '%s' is given twice", pass->name, key);
@@ -144,8 +164,10 @@ static sg_status read_option(struct reader *R, const struct sg_pass *pass,
     if (v->type == YAML_SCALAR_NODE) {
         if (is_null(v) && spec->type != SG_OPT_STRINGS && spec->type != SG_OPT_INTS)
             return at(R, v, SG_EPARSE, "%s: option '%s' needs a value", pass->name, key);
-        st = sg__opt_parse(spec, is_null(v) ? "" : scalar(v), R->p->arena, R->base_dir, &vals[idx],
-                           &d);
+        const char *text;
+        if ((st = value(R, v, &text)))
+            return st;
+        st = sg__opt_parse(spec, is_null(v) ? "" : text, R->p->arena, R->base_dir, &vals[idx], &d);
     } else if (v->type == YAML_SEQUENCE_NODE) {
         size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
         const char **items = sg_arena_calloc(R->p->arena, n ? n : 1, sizeof *items);
@@ -153,7 +175,9 @@ static sg_status read_option(struct reader *R, const struct sg_pass *pass,
             return sg_diag_set(R->diag, SG_ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
             yaml_node_t *it = node(R, v->data.sequence.items.start[i]);
-            if (!(items[i] = scalar(it)))
+            if ((st = value(R, it, &items[i])))
+                return st;
+            if (!items[i])
                 return at(R, it, SG_EPARSE, "%s: option '%s' expects plain list items", pass->name,
                           key);
         }

@@ -870,11 +870,15 @@ static sg_status run_plan(sg_rt *rt, struct rt_plan *p, struct rt_frame *parent,
                           sg_rt_value *const *inputs, uint32_t n_inputs, sg_rt_value **outputs,
                           int depth, struct sg_diag *diag);
 
+/* x as float16 holds it. Saturation mode (Ascend's training and inference
+ * series) clamps an overflow to +-65504 and turns a NaN into 0. */
 static float round_half(float x, bool saturate)
 {
     float r = sg_half_to_float(sg_float_to_half(x));
     if (saturate && isinf(r))
         r = r > 0 ? 65504.0f : -65504.0f;
+    else if (saturate && isnan(r))
+        r = 0.0f;
     return r;
 }
 

@@ -34,7 +34,8 @@
  *   default float16 for every node) is SG_DTYPE_FLOAT16, the executor rounds
  *   the node's float32 inputs and outputs to float16 values at the node
  *   boundary (kept in float32 storage), with overflow going to +-inf
- *   (SG_NUMERICS_FP16_INF) or saturating at +-65504 (SG_NUMERICS_FP16_SAT).
+ *   (SG_NUMERICS_FP16_INF) or saturating at +-65504 with NaN becoming 0
+ *   (SG_NUMERICS_FP16_SAT, Ascend's saturation mode).
  *   opts.fp16_sides, when set, says per node which boundary is float16
  *   instead: inputs, outputs, both or none (a cube unit reading float16
  *   and writing float32 rounds only its inputs).
@@ -158,7 +159,7 @@ char *sg_rt_dims_format(const int64_t *dims, uint32_t rank, char *buf, size_t si
 enum sg_numerics {
     SG_NUMERICS_FP32 = 0, /* golden: everything in its model dtype */
     SG_NUMERICS_FP16_INF, /* float16 nodes; overflow becomes +-inf */
-    SG_NUMERICS_FP16_SAT, /* float16 nodes; overflow saturates at +-65504 */
+    SG_NUMERICS_FP16_SAT, /* float16 nodes; overflow saturates at +-65504, NaN is 0 */
     SG_NUMERICS_COUNT
 };
 

@@ -1,9 +1,11 @@
 /* cli.c - messages and small parsers shared by the subcommands. */
 #include "cli.h"
 #include "sg_alloc.h"
+#include "sg_suggest.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,15 @@ void cli_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+void cli_error_about(const char *path, const char *msg)
+{
+    size_t n = strlen(path);
+    if (strncmp(msg, path, n) == 0 && msg[n] == ':')
+        cli_error("%s", msg);
+    else
+        cli_error("%s: %s", path, msg);
 }
 
 void cli_warn(const char *fmt, ...)
@@ -45,6 +56,39 @@ int cli_fail(const struct sg_diag *diag)
     if (diag->status != SG_OK)
         cli_error("%s", diag->msg[0] ? diag->msg : sg_strerror(diag->status));
     return SG_EXIT_FAIL;
+}
+
+const char *cli_did_you_mean(const struct sg_suggest *s, char *buf, size_t size)
+{
+    const char *best = sg_suggest_best(s);
+    if (best)
+        snprintf(buf, size, " (did you mean '%s'?)", best);
+    else if (size)
+        buf[0] = '\0';
+    return buf;
+}
+
+int cli_unknown_option(const struct sg_command *cmd, const struct option *longopts, const char *arg)
+{
+    /* "--name=value" and "-name" are compared by their name. */
+    char word[SG_SUGGEST_MAX_LEN + 1];
+    const char *p = arg;
+    while (*p == '-')
+        p++;
+    size_t len = strcspn(p, "=");
+    bool named = len > 1 && len <= SG_SUGGEST_MAX_LEN;
+    if (named) {
+        memcpy(word, p, len);
+        word[len] = '\0';
+    }
+    struct sg_suggest sg;
+    sg_suggest_init(&sg, named ? word : "");
+    for (size_t i = 0; named && longopts && longopts[i].name; i++)
+        sg_suggest_offer(&sg, longopts[i].name);
+    const char *best = named ? sg_suggest_best(&sg) : NULL;
+    if (best)
+        return cli_usage(cmd, "unknown option '%s' (did you mean '--%s'?)", arg, best);
+    return cli_usage(cmd, "unknown option '%s'", arg);
 }
 
 bool cli_help_requested(const struct sg_command *cmd, int argc, char **argv)

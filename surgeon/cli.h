@@ -44,6 +44,10 @@ extern const struct sg_command sg_cmd_concat;
 
 /* "surgeon: error: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "surgeon: error: PATH: <msg>", or "surgeon: error: <msg>" when msg names
+ * PATH first already (a loader's "PATH: not a valid ONNX protobuf"). */
+void cli_error_about(const char *path, const char *msg);
+
 /* "surgeon: warning: <msg>" on stderr. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -56,6 +60,18 @@ int cli_fail(const struct sg_diag *diag);
 
 /* True when argv holds -h or --help; prints cmd's usage to stdout. */
 bool cli_help_requested(const struct sg_command *cmd, int argc, char **argv);
+
+/* " (did you mean 'X'?)" for the nearest name a sg_suggest was offered,
+ * "" when none is near; written into buf. */
+struct sg_suggest;
+const char *cli_did_you_mean(const struct sg_suggest *s, char *buf, size_t size);
+
+/* The usage error for an unknown option `arg` ("--in-plcae", "--x=1",
+ * "-q"), suggesting the nearest of getopt's long options; returns
+ * SG_EXIT_USAGE. */
+struct option;
+int cli_unknown_option(const struct sg_command *cmd, const struct option *longopts,
+                       const char *arg);
 
 /* Parse a non-negative integer with an optional K/M/G suffix (powers of 1024). */
 bool cli_parse_size(const char *s, unsigned long long *out);

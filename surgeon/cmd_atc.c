@@ -2,7 +2,7 @@
  * cmd_atc.c - `surgeon atc`: the command line of a compile job
  * (sg_verify_compile checks it, writes what ATC reads, then runs the exact
  * `atc` command or returns it for --print, or compiles with the mock
- * compiler when asked (--mock) or when atc is not installed); `--to-json`
+ * compiler when asked with --mock: never in place of a missing atc); `--to-json`
  * runs `atc --mode=1` (sg_verify_map), or writes the map of a mock OM
  * itself. This file parses, prints and exits.
  */
@@ -25,15 +25,18 @@ const struct sg_command sg_cmd_atc = {
     "                   [--precision MODE] [--keep-dtype FILE | --keep OPS [--keep-nodes NAMES]]\n"
     "                   [--customize-dtypes FILE] [--op-precision-mode FILE]\n"
     "                   [--fusion off|FILE] [--log LEVEL] [--print | --mock [--overflow M]]\n"
-    "                   [-- ATC ARGS...]\n"
+    "                   [-q] [-- ATC ARGS...]\n"
     "       surgeon atc --to-json OM -o JSON [--print] [-- ATC ARGS...]\n\n"
     "Build the ATC command line (--framework=5, --key=value words), check what it\n"
     "refers to, and run atc (found on PATH, else under $ASCEND_TOOLKIT_HOME) with\n"
     "its output streamed; the exit code is atc's. --print only prints the command.\n"
-    "Without atc (or with --mock) the mock compiler emulates it on the CPU and\n"
-    "writes OUT_PREFIX.om (a mock OM for 'surgeon run') and OUT_PREFIX.json.\n\n"
+    "Without atc installed this fails (exit 1), writing nothing. --mock compiles\n"
+    "with surgeon's mock compiler instead, an emulation on the CPU: OUT_PREFIX.om\n"
+    "is then a mock OM (an ONNX file for 'surgeon run'), with OUT_PREFIX.json.\n\n"
     "  -o, --output OUT_PREFIX   ATC's --output (it adds .om)\n"
-    "  --soc SOC                 --soc_version, e.g. Ascend310P3\n"
+    "  --soc SOC                 --soc_version, e.g. Ascend910B1 or Ascend310P3 (any case;\n"
+    "                            a name surgeon does not know is refused by --mock\n"
+    "                            without --overflow, and a warning for atc)\n"
     "  --input-shape SHAPES      --input_shape, name:d0,d1;name2:...  (a dim is N, -1\n"
     "                            or LO~HI); names must be inputs of MODEL\n"
     "  --precision MODE          --precision_mode (force_fp16, allow_fp32_to_fp16,\n"
@@ -57,8 +60,11 @@ const struct sg_command sg_cmd_atc = {
     "                            fusion and precision emulated, OUT_PREFIX.om is an ONNX\n"
     "                            file that 'surgeon run' executes with float16 emulation\n"
     "  --overflow inf|saturation float16 overflow of the mock OM: inf (then NaN) or\n"
-    "                            clamped to +-65504; default from --soc: Ascend910* inf,\n"
-    "                            Ascend310* and others saturation\n"
+    "                            saturation (+-65504, and NaN becomes 0); default from\n"
+    "                            --soc: Ascend910B1..B4 and Ascend910_93* inf, the first\n"
+    "                            Ascend910 family and every Ascend310 saturation\n"
+    "  -q, --quiet               print nothing but warnings and errors (atc's own\n"
+    "                            output still streams)\n"
     "  --to-json OM              run atc --mode=1 --om=OM --json=JSON: the compiled graph\n"
     "                            as JSON (what 'fusion-switch --from-map' reads); for a\n"
     "                            mock OM surgeon writes it itself\n"
@@ -98,13 +104,13 @@ static int finish(sg_status st, const struct sg_verify_compile_result *res, cons
     return res->atc_exit ? res->atc_exit : SG_EXIT_FAIL;
 }
 
-static int compile(const struct sg_verify_compile_opts *a)
+static int compile(const struct sg_verify_compile_opts *a, bool quiet)
 {
     struct sg_diag d = {0};
     if (sg_verify_compile_check(a, &d))
         return cli_usage(&sg_cmd_atc, "%s", d.msg);
     struct cli_reporter rep;
-    cli_reporter_init(&rep, false);
+    cli_reporter_init(&rep, quiet);
     struct sg_verify_events ev = cli_reporter_events(&rep);
     struct sg_verify_compile_result res = {0};
     sg_status st = sg_verify_compile(a, &ev, &res, &d);
@@ -114,10 +120,10 @@ static int compile(const struct sg_verify_compile_opts *a)
 }
 
 static int to_json(const char *om, const char *json, const char *const *extra, size_t n_extra,
-                   bool print)
+                   bool print, bool quiet)
 {
     struct cli_reporter rep;
-    cli_reporter_init(&rep, false);
+    cli_reporter_init(&rep, quiet);
     struct sg_verify_events ev = cli_reporter_events(&rep);
     struct sg_verify_compile_result res = {0};
     struct sg_diag d = {0};
@@ -163,11 +169,12 @@ static int run(int argc, char **argv)
         {"to-json", required_argument, NULL, OPT_JSON},
         {"mock", no_argument, NULL, OPT_MOCK},
         {"overflow", required_argument, NULL, OPT_OVERFLOW},
+        {"quiet", no_argument, NULL, 'q'},
         {NULL, 0, NULL, 0},
     };
     struct sg_verify_compile_opts a = {0};
     struct cli_list keep_ops = {0}, keep_nodes = {0};
-    bool print = false, mock = false;
+    bool print = false, mock = false, quiet = false;
     const char *to_json_om = NULL;
     int rc = SG_EXIT_OK, c;
     /* Everything after "--" goes to atc as it is; getopt must not see it. */
@@ -180,10 +187,13 @@ static int run(int argc, char **argv)
             break;
         }
     opterr = 0;
-    while ((c = getopt_long(n_ours, argv, ":o:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(n_ours, argv, ":o:q", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             a.out = optarg;
+            break;
+        case 'q':
+            quiet = true;
             break;
         case OPT_SOC:
             a.soc = optarg;
@@ -232,7 +242,7 @@ static int run(int argc, char **argv)
             rc = cli_usage(&sg_cmd_atc, "option '%s' needs a value", argv[optind - 1]);
             goto out;
         default:
-            rc = cli_usage(&sg_cmd_atc, "unknown option '%s'", argv[optind - 1]);
+            rc = cli_unknown_option(&sg_cmd_atc, longopts, argv[optind - 1]);
             goto out;
         }
     }
@@ -254,7 +264,7 @@ static int run(int argc, char **argv)
             rc = cli_usage(&sg_cmd_atc, "missing -o JSON");
             goto out;
         }
-        rc = to_json(to_json_om, a.out, a.extra, a.n_extra, print);
+        rc = to_json(to_json_om, a.out, a.extra, a.n_extra, print, quiet);
         goto out;
     }
     if (optind >= n_ours) {
@@ -278,12 +288,12 @@ static int run(int argc, char **argv)
     }
     a.compiler = print  ? SG_VERIFY_COMPILER_PRINT
                  : mock ? SG_VERIFY_COMPILER_MOCK
-                        : SG_VERIFY_COMPILER_AUTO;
+                        : SG_VERIFY_COMPILER_ATC;
     a.keep_ops = (const char *const *)keep_ops.v;
     a.n_keep_ops = keep_ops.n;
     a.keep_nodes = (const char *const *)keep_nodes.v;
     a.n_keep_nodes = keep_nodes.n;
-    rc = compile(&a);
+    rc = compile(&a, quiet);
 out:
     cli_list_free(&keep_ops);
     cli_list_free(&keep_nodes);

@@ -397,7 +397,7 @@ static int run(int argc, char **argv)
             rc = cli_usage(&sg_cmd_compare, "option '%s' needs a value", argv[optind - 1]);
             goto out;
         default:
-            rc = cli_usage(&sg_cmd_compare, "unknown option '%s'", argv[optind - 1]);
+            rc = cli_unknown_option(&sg_cmd_compare, longopts, argv[optind - 1]);
             goto out;
         }
         if (th && !parse_threshold(optarg, lo, hi, th)) {

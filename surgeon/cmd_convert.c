@@ -66,7 +66,7 @@ static int run(int argc, char **argv)
         case ':':
             return cli_usage(&sg_cmd_convert, "option '%s' needs a value", argv[optind - 1]);
         default:
-            return cli_usage(&sg_cmd_convert, "unknown option '%s'", argv[optind - 1]);
+            return cli_unknown_option(&sg_cmd_convert, longopts, argv[optind - 1]);
         }
     }
     if (inline_all && opts.external_file)

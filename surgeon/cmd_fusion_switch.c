@@ -89,7 +89,13 @@ static void warn_entries(const char *label, const sg_fusion_switch *sw)
     for (size_t i = 0; i < sw->n_entries; i++) {
         const struct sg_fusion_switch_entry *e = &sw->entries[i];
         enum sg_fusion_entry_check c = sg_fusion_switch_check_entry(e);
-        if (c == SG_FUSION_ENTRY_UNKNOWN)
+        const struct sg_fusion_pass *near =
+            c == SG_FUSION_ENTRY_UNKNOWN ? sg_fusion_pass_suggest(e->name) : NULL;
+        if (near)
+            cli_warn("%s:%u:%u: '%s' is not in surgeon's pass catalogue (did you mean '%s'?); "
+                     "ATC may not know it either",
+                     label, e->line, e->col, e->name, near->name);
+        else if (c == SG_FUSION_ENTRY_UNKNOWN)
             cli_warn("%s:%u:%u: '%s' is not in surgeon's pass catalogue (see 'surgeon "
                      "fusion-switch --list'); ATC may not know it either",
                      label, e->line, e->col, e->name);
@@ -149,10 +155,18 @@ static int place(sg_fusion_switch *sw, const struct settings *s, const char *nam
                              s->graph_only ? "--graph-only" : "--ub-only");
         sections[p->kind] = true;
     } else if (s->graph_only || s->ub_only) {
+        const struct sg_fusion_pass *near = sg_fusion_pass_suggest(name);
         sections[s->graph_only ? SG_FUSION_GRAPH : SG_FUSION_UB] = true;
-        cli_warn("'%s' is not in surgeon's pass catalogue; writing it under %s", name,
+        cli_warn("'%s' is not in surgeon's pass catalogue%s%s%s; writing it under %s", name,
+                 near ? " (did you mean '" : "", near ? near->name : "", near ? "'?)" : "",
                  s->graph_only ? "GraphFusion" : "UBFusion");
     } else {
+        const struct sg_fusion_pass *near = sg_fusion_pass_suggest(name);
+        if (near)
+            return cli_usage(&sg_cmd_fusion_switch,
+                             "'%s' is not in the pass catalogue: did you mean '%s'? (a pass "
+                             "ATC knows that surgeon does not needs --graph-only or --ub-only)",
+                             name, near->name);
         return cli_usage(&sg_cmd_fusion_switch,
                          "'%s' is not in the pass catalogue (see --list); add --graph-only or "
                          "--ub-only to say which section it goes to",
@@ -317,7 +331,7 @@ static int run(int argc, char **argv)
             rc = cli_usage(&sg_cmd_fusion_switch, "option '%s' needs a value", argv[optind - 1]);
             goto out;
         default:
-            rc = cli_usage(&sg_cmd_fusion_switch, "unknown option '%s'", argv[optind - 1]);
+            rc = cli_unknown_option(&sg_cmd_fusion_switch, longopts, argv[optind - 1]);
             goto out;
         }
     }

@@ -20,7 +20,8 @@ const struct sg_command sg_cmd_inspect = {
     "usage: surgeon inspect MODEL [--json] [--nodes]\n\n"
     "Print the IR version, opsets, producer, graph inputs and outputs (dtype and\n"
     "shape, symbolic dims by name), node counts (top level and with subgraphs),\n"
-    "the op-type histogram, initializers and external data files.\n\n"
+    "the op-type histogram, weights (initializers, and tensors held in Constant\n"
+    "nodes, every graph) and external data files.\n\n"
     "  --json    machine-readable output\n"
     "  --nodes   also list the nodes in topological order with their inputs/outputs\n",
     run,
@@ -36,6 +37,7 @@ struct stats {
     struct op_count *ops;
     size_t n_ops, cap_ops;
     size_t inits, init_bytes;
+    size_t consts, const_bytes; /* tensors in Constant nodes' `value`, every graph */
     size_t subgraph_nodes;
     struct ext_file {
         const char *path;
@@ -73,10 +75,27 @@ static void count_op(struct stats *s, const sg_node *n)
         s->ops[s->n_ops++] = (struct op_count){n->op_type, dom, 1};
 }
 
+static size_t tensor_size(const sg_tensor *t);
+
+/* Weights held in a Constant node (Paddle and spox exports keep them there
+ * rather than in initializers). */
+static void count_constant(struct stats *s, const sg_node *n)
+{
+    if (strcmp(n->op_type, "Constant") != 0 ||
+        (n->domain && *n->domain && strcmp(n->domain, "ai.onnx")))
+        return;
+    const sg_attr *at = sg_node_attr(n, "value");
+    if (!at || !at->t)
+        return;
+    s->consts++;
+    s->const_bytes += tensor_size(at->t);
+}
+
 static void count_graph(struct stats *s, const sg_graph *g, bool top)
 {
     for (const sg_node *n = g->first; n; n = n->next) {
         count_op(s, n);
+        count_constant(s, n);
         if (!top)
             s->subgraph_nodes++;
         for (uint32_t a = 0; a < n->n_attrs; a++) {
@@ -190,6 +209,8 @@ static void print_text(const char *path, sg_model *m, struct stats *s, sg_node *
                    : s->ops[i].op,
                s->ops[i].count);
     printf("initializers: %zu, %s\n", s->inits, cli_human_bytes(s->init_bytes, b2, sizeof b2));
+    printf("constants:    %zu Constant node tensor%s, %s\n", s->consts, s->consts == 1 ? "" : "s",
+           cli_human_bytes(s->const_bytes, b2, sizeof b2));
     if (s->n_files) {
         printf("external data:\n");
         for (size_t i = 0; i < s->n_files; i++)
@@ -307,6 +328,10 @@ static void print_json(const char *path, sg_model *m, struct stats *s, sg_node *
     sg_json_int(&j, (int64_t)s->inits);
     sg_json_key(&j, "initializer_bytes");
     sg_json_int(&j, (int64_t)s->init_bytes);
+    sg_json_key(&j, "constant_nodes");
+    sg_json_int(&j, (int64_t)s->consts);
+    sg_json_key(&j, "constant_bytes");
+    sg_json_int(&j, (int64_t)s->const_bytes);
     sg_json_key(&j, "external_data");
     sg_json_array_begin(&j);
     for (size_t i = 0; i < s->n_files; i++) {
@@ -370,7 +395,7 @@ static int run(int argc, char **argv)
             nodes = true;
             break;
         default:
-            return cli_usage(&sg_cmd_inspect, "unknown option '%s'", argv[optind - 1]);
+            return cli_unknown_option(&sg_cmd_inspect, longopts, argv[optind - 1]);
         }
     }
     if (optind != argc - 1)

@@ -47,7 +47,8 @@ const struct sg_command sg_cmd_keep_dtype = {
     "                        enable_hi_float_32_execution, super_performance\n"
     "  --model M.onnx        warn about entries that name no node (or no op type) of\n"
     "                        the model\n"
-    "  --check FILE          read FILE, report malformed lines with line:column\n",
+    "  --check FILE          read FILE, report malformed lines with line:column; the\n"
+    "                        format comes from its lines unless --format is given\n",
     run,
 };
 
@@ -258,6 +259,7 @@ static int run(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     enum sg_prec_format format = SG_PREC_KEEP_DTYPE;
+    bool format_given = false;
     const char *out = NULL, *model = NULL, *check = NULL, *mode = NULL;
     const char *in_arg = NULL, *out_arg = NULL;
     struct cli_list ops = {0}, nodes = {0}, raw = {0};
@@ -284,6 +286,7 @@ static int run(int argc, char **argv)
                                "unknown --format '%s' (keep, customize or precision-mode)", optarg);
                 goto out;
             }
+            format_given = true;
             break;
         case OPT_OPS:
         case OPT_NODES:
@@ -319,7 +322,7 @@ static int run(int argc, char **argv)
             rc = cli_usage(&sg_cmd_keep_dtype, "option '%s' needs a value", argv[optind - 1]);
             goto out;
         default:
-            rc = cli_usage(&sg_cmd_keep_dtype, "unknown option '%s'", argv[optind - 1]);
+            rc = cli_unknown_option(&sg_cmd_keep_dtype, longopts, argv[optind - 1]);
             goto out;
         }
     }
@@ -334,14 +337,16 @@ static int run(int argc, char **argv)
                                                "--model");
             goto out;
         }
-        if (sg_prec_file_read(format, check, &f, &d)) {
+        if (format_given ? sg_prec_file_read(format, check, &f, &d)
+                         : sg_prec_file_read_detect(check, &f, &d)) {
             rc = cli_fail(&d);
             goto out;
         }
         warn_onnx_types(check, f);
         if (model && (rc = check_model(model, check, f)) != SG_EXIT_OK)
             goto out;
-        printf("%s: valid %s file, %zu entr%s\n", check, sg_prec_format_name(format), f->n_entries,
+        printf("%s: valid %s file%s, %zu entr%s\n", check, sg_prec_format_name(f->format),
+               format_given ? "" : " (format from its lines)", f->n_entries,
                f->n_entries == 1 ? "y" : "ies");
         goto out;
     }

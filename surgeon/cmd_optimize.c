@@ -26,16 +26,22 @@ static int run(int argc, char **argv);
 const struct sg_command sg_cmd_optimize = {
     "optimize",
     "run a pipeline of rewrite passes over one model or folders of models",
-    "usage: surgeon optimize IN... -o OUT [-c PIPELINE.yaml] [--pass NAME[:key=value,...]]...\n"
+    "usage: surgeon optimize IN... (-o OUT | --in-place) [-c PIPELINE.yaml]...\n"
+    "                        [--set NAME=VALUE]... [--pass NAME[:key=value,...]]...\n"
     "                        [-r] [-j N] [--evaluate] [--verify] [-q | -v]\n\n"
     "Run the passes in the order given (each -c adds all the steps of a YAML\n"
     "pipeline, each --pass one step) and save the result. IN may be model files\n"
     "and folders; with one model file OUT is the output file, otherwise OUT is a\n"
     "folder that mirrors the inputs (a folder's *.onnx files keep their relative\n"
     "paths, a file keeps its name). A model that fails is reported and the others\n"
-    "go on. Outputs are written atomically and never over an input.\n\n"
+    "go on. Outputs are written atomically and never over an input unless\n"
+    "--in-place is given.\n\n"
     "  -o, --output OUT       output model or folder (not needed with --evaluate)\n"
+    "  --in-place             write each model over its input (atomically: temp file\n"
+    "                         + rename); with -o, allow an output to be its input\n"
     "  -c, --config FILE      YAML pipeline (schema in README.md)\n"
+    "  --set NAME=VALUE       a pipeline variable: fills ${NAME} (and ${NAME:-DEFAULT})\n"
+    "                         in the -c files' option values, wherever --set stands\n"
     "  -p, --pass SPEC        one pass: NAME or NAME:key=value,key=value\n"
     "  -r, --recursive        also take *.onnx files in subfolders of folder inputs\n"
     "  -j, --jobs N           models processed in parallel (default 1; 0: one per CPU)\n"
@@ -43,7 +49,9 @@ const struct sg_command sg_cmd_optimize = {
     "  --verify               verify the model after every pass (always before saving)\n"
     "  -q, --quiet            only the summary table\n"
     "  -v, --verbose          list every changed node (default: the first 10 per line)\n\n"
-    "Exit status: 0 when every model is done, 1 when any failed, 2 on bad usage.\n"
+    "Exit status: 0 when every model is done, 1 when any failed, 2 on bad usage,\n"
+    "3 when every model was written but some with warnings (status 'warn': e.g.\n"
+    "set-batch force=true writing shapes it could not prove safe).\n"
     "'surgeon passes' lists the passes and their options.\n",
     run,
 };
@@ -60,7 +68,7 @@ struct job {
 
 struct view {
     bool quiet, verbose, tty, evaluate;
-    size_t failed;
+    size_t failed, warned;
 };
 
 struct batch {
@@ -68,6 +76,7 @@ struct batch {
     size_t n, cap;
     const struct sg_pipeline *pipeline;
     bool evaluate;
+    bool in_place; /* an output may be (or is) its input */
     /* A single model on a machine with a core to spare: verified on a
      * second thread while it is written. A batch keeps one thread per
      * model, as many at a time as -j says. */
@@ -296,7 +305,8 @@ static void process(struct batch *b, struct job *j)
             verify_wait(&v, &vd); /* joined before the model goes */
             goto out;
         }
-        struct sg_save_opts so = {.before_commit = verify_wait, .before_commit_ctx = &v};
+        struct sg_save_opts so = {
+            .before_commit = verify_wait, .before_commit_ctx = &v, .overwrite_input = b->in_place};
         st = sg_model_save(m, j->out, &so, &d);
         sg_status vst = verify_wait(&v, &vd);
         if (!st && vst) {
@@ -317,9 +327,18 @@ out:
 static void print_job(struct view *v, const struct job *j)
 {
     if (!j->ok) {
-        cli_error("%s: %s", j->in, j->error);
+        cli_error_about(j->in, j->error);
         v->failed++;
+        /* What the failing pass found (set-batch's unsafe shapes). */
+        for (size_t i = 0; !v->quiet && i < j->rep.n; i++)
+            if (j->rep.passes[i].n_items)
+                sg_pass_report_print(&j->rep.passes[i], stderr, v->verbose ? 0 : 10);
         return;
+    }
+    if (j->rep.warnings) {
+        cli_warn("%s: written with %zu warning%s (listed in the report below)", j->in,
+                 j->rep.warnings, j->rep.warnings == 1 ? "" : "s");
+        v->warned++;
     }
     if (v->quiet)
         return;
@@ -375,21 +394,25 @@ static void print_summary(struct batch *b, bool evaluate)
         w = 60;
     printf("\n%-*s  %-6s  %7s  %-17s  %s\n", (int)w, "model", "status", "changes", "nodes",
            evaluate ? "time" : "time");
-    size_t ok = 0;
+    size_t ok = 0, warned = 0;
     for (size_t i = 0; i < b->n; i++) {
         const struct job *j = &b->jobs[i];
         if (j->ok) {
             char nodes[48];
             snprintf(nodes, sizeof nodes, "%zu -> %zu", j->nodes_before, j->nodes_after);
-            printf("%-*s  %-6s  %7zu  %-17s  %.2fs\n", (int)w, j->rel, "ok", j->rep.changes, nodes,
-                   j->seconds);
+            printf("%-*s  %-6s  %7zu  %-17s  %.2fs\n", (int)w, j->rel,
+                   j->rep.warnings ? "warn" : "ok", j->rep.changes, nodes, j->seconds);
             ok++;
+            warned += j->rep.warnings > 0;
         } else {
             printf("%-*s  %-6s  %7s  %-17s  %.2fs\n", (int)w, j->rel, "FAILED", "-", "-",
                    j->seconds);
         }
     }
-    printf("%zu model%s: %zu ok, %zu failed%s\n", b->n, b->n == 1 ? "" : "s", ok, b->n - ok,
+    char warn[48] = "";
+    if (warned)
+        snprintf(warn, sizeof warn, " (%zu with warnings)", warned);
+    printf("%zu model%s: %zu ok%s, %zu failed%s\n", b->n, b->n == 1 ? "" : "s", ok, warn, b->n - ok,
            evaluate ? " (evaluate: nothing written)" : "");
 }
 
@@ -400,9 +423,11 @@ static int run(int argc, char **argv)
         {"pass", required_argument, NULL, 'p'},   {"recursive", no_argument, NULL, 'r'},
         {"jobs", required_argument, NULL, 'j'},   {"evaluate", no_argument, NULL, 'e'},
         {"verify", no_argument, NULL, 'V'},       {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},      {NULL, 0, NULL, 0},
+        {"verbose", no_argument, NULL, 'v'},      {"in-place", no_argument, NULL, 'I'},
+        {"set", required_argument, NULL, 's'},    {NULL, 0, NULL, 0},
     };
     struct sg_pipeline *p = NULL;
+    struct cli_list steps = {0}; /* "c" + FILE or "p" + SPEC, in command-line order */
     struct batch b = {0};
     struct view view = {0};
     const char *out = NULL;
@@ -422,14 +447,22 @@ static int run(int argc, char **argv)
             out = optarg;
             break;
         case 'c':
-            if (sg_pipeline_load_yaml(p, optarg, &d)) {
-                cli_error("%s", d.msg);
+        case 'p': {
+            /* Read after every --set is known, in the order given. */
+            size_t n = strlen(optarg) + 2;
+            char *step = sg_malloc(n);
+            bool ok = step && (snprintf(step, n, "%c%s", c, optarg), cli_list_add(&steps, step));
+            sg_free(step);
+            if (!ok) {
+                cli_error("out of memory");
+                rc = SG_EXIT_FAIL;
                 goto out;
             }
             break;
-        case 'p':
-            if (sg_pipeline_add_spec(p, optarg, &d)) {
-                cli_usage(&sg_cmd_optimize, "--pass %s: %s", optarg, d.msg);
+        }
+        case 's':
+            if (sg_pipeline_set_var(p, optarg, &d)) {
+                cli_usage(&sg_cmd_optimize, "--set %s: %s", optarg, d.msg);
                 goto out;
             }
             break;
@@ -451,6 +484,9 @@ static int run(int argc, char **argv)
         case 'V':
             verify = true;
             break;
+        case 'I':
+            b.in_place = true;
+            break;
         case 'q':
             view.quiet = true;
             break;
@@ -461,9 +497,24 @@ static int run(int argc, char **argv)
             cli_usage(&sg_cmd_optimize, "option '%s' needs a value", argv[optind - 1]);
             goto out;
         default:
-            cli_usage(&sg_cmd_optimize, "unknown option '%s'", argv[optind - 1]);
+            cli_unknown_option(&sg_cmd_optimize, longopts, argv[optind - 1]);
             goto out;
         }
+    }
+    for (size_t i = 0; i < steps.n; i++) {
+        const char *arg = steps.v[i] + 1;
+        if (steps.v[i][0] == 'c' && sg_pipeline_load_yaml(p, arg, &d)) {
+            cli_error("%s", d.msg);
+            goto out;
+        }
+        if (steps.v[i][0] == 'p' && sg_pipeline_add_spec(p, arg, &d)) {
+            cli_usage(&sg_cmd_optimize, "--pass %s: %s", arg, d.msg);
+            goto out;
+        }
+    }
+    if (sg_pipeline_check_vars(p, &d)) {
+        cli_usage(&sg_cmd_optimize, "--set: %s", d.msg);
+        goto out;
     }
     if (verify)
         p->verify = true;
@@ -475,8 +526,12 @@ static int run(int argc, char **argv)
         cli_usage(&sg_cmd_optimize, "no passes: give -c PIPELINE.yaml or --pass NAME");
         goto out;
     }
-    if (!out && !b.evaluate) {
-        cli_usage(&sg_cmd_optimize, "missing -o OUT");
+    if (!out && !b.evaluate && !b.in_place) {
+        cli_usage(&sg_cmd_optimize, "missing -o OUT (or --in-place)");
+        goto out;
+    }
+    if (b.in_place && b.evaluate) {
+        cli_usage(&sg_cmd_optimize, "--evaluate writes nothing: --in-place does not apply");
         goto out;
     }
     /* Inputs: files keep their name, folders their *.onnx files' relative paths. */
@@ -507,9 +562,12 @@ static int run(int argc, char **argv)
     struct stat ost;
     bool out_is_dir =
         out && ((stat(out, &ost) == 0 && S_ISDIR(ost.st_mode)) || out[strlen(out) - 1] == '/');
-    for (size_t i = 0; i < b.n && out; i++) {
+    for (size_t i = 0; i < b.n && (out || b.in_place); i++) {
         struct job *j = &b.jobs[i];
-        j->out = single_file && !out_is_dir ? sg_strdup(out) : join(out, j->rel);
+        if (!out)
+            j->out = sg_strdup(j->in);
+        else
+            j->out = single_file && !out_is_dir ? sg_strdup(out) : join(out, j->rel);
         if (!j->out) {
             cli_error("out of memory");
             rc = SG_EXIT_FAIL;
@@ -552,7 +610,7 @@ static int run(int argc, char **argv)
     for (long t = 0; t < started; t++)
         pthread_join(threads[t], NULL);
     print_summary(&b, b.evaluate);
-    rc = view.failed ? SG_EXIT_FAIL : SG_EXIT_OK;
+    rc = view.failed ? SG_EXIT_FAIL : view.warned ? SG_EXIT_THRESHOLDS : SG_EXIT_OK;
     pthread_mutex_destroy(&b.lock);
 out:
     for (size_t i = 0; i < b.n; i++) {
@@ -562,6 +620,7 @@ out:
         sg_run_report_clear(&b.jobs[i].rep);
     }
     sg_free(b.jobs);
+    cli_list_free(&steps);
     sg_pipeline_free(p);
     return rc;
 }

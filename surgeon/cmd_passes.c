@@ -27,8 +27,13 @@ static int run(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-')
             return cli_usage(&sg_cmd_passes, "unknown option '%s'", argv[i]);
-        if (!sg_pass_find(argv[i]))
+        if (!sg_pass_find(argv[i])) {
+            const char *near = sg_pass_suggest(argv[i], strlen(argv[i]));
+            if (near)
+                return cli_usage(&sg_cmd_passes, "unknown pass '%s' (did you mean '%s'?)", argv[i],
+                                 near);
             return cli_usage(&sg_cmd_passes, "unknown pass '%s'", argv[i]);
+        }
     }
     bool first = true;
     for (size_t k = 0; k < count; k++) {

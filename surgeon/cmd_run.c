@@ -204,7 +204,7 @@ static int run(int argc, char **argv)
             rc = cli_usage(&sg_cmd_run, "option '%s' needs a value", argv[optind - 1]);
             goto usage_done;
         default:
-            rc = cli_usage(&sg_cmd_run, "unknown option '%s'", argv[optind - 1]);
+            rc = cli_unknown_option(&sg_cmd_run, longopts, argv[optind - 1]);
             goto usage_done;
         }
     }

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "sg_cleanup.h"
 #include "sg_file.h"
+#include "sg_suggest.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -33,7 +34,8 @@ static void print_help(FILE *out)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
     fputs("\nexit codes: 0 success, 1 failure on the input, 2 bad usage,\n"
-          "            3 checks failed (compare: the network outputs are in error)\n",
+          "            3 checks failed (compare: the network outputs are in error;\n"
+          "              optimize: a model was written with warnings)\n",
           out);
 }
 
@@ -43,6 +45,18 @@ static const struct sg_command *find_command(const char *name)
         if (strcmp(commands[i]->name, name) == 0)
             return commands[i];
     return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+    struct sg_suggest sg;
+    sg_suggest_init(&sg, name);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        sg_suggest_offer(&sg, commands[i]->name);
+    char hint[SG_SUGGEST_MAX_LEN + 32];
+    cli_error("unknown command '%s'%s; see 'surgeon --help'", name,
+              cli_did_you_mean(&sg, hint, sizeof hint));
+    return SG_EXIT_USAGE;
 }
 
 /* The BLAS thread count a command wants: `run --threads N` / `compare ...
@@ -143,18 +157,14 @@ int main(int argc, char **argv)
             return SG_EXIT_OK;
         }
         const struct sg_command *cmd = find_command(argv[2]);
-        if (!cmd) {
-            cli_error("unknown command '%s'; see 'surgeon --help'", argv[2]);
-            return SG_EXIT_USAGE;
-        }
+        if (!cmd)
+            return unknown_command(argv[2]);
         fputs(cmd->usage, stdout);
         return SG_EXIT_OK;
     }
     const struct sg_command *cmd = find_command(arg);
-    if (!cmd) {
-        cli_error("unknown command '%s'; see 'surgeon --help'", arg);
-        return SG_EXIT_USAGE;
-    }
+    if (!cmd)
+        return unknown_command(arg);
     if (cli_help_requested(cmd, argc - 1, argv + 1))
         return SG_EXIT_OK;
     return cmd->run(argc - 1, argv + 1);

@@ -7,6 +7,7 @@
 #include "testutil.h"
 #include "sg_alloc.h"
 #include "sg_dims.h"
+#include "sg_suggest.h"
 #include "sg_io.h"
 #include "sg_print.h"
 #include "strmap.h"
@@ -1038,6 +1039,57 @@ START_TEST(test_diag_printable)
 }
 END_TEST
 
+/* "Did you mean": distances by hand, and what counts as near enough. */
+START_TEST(test_suggest)
+{
+    static const struct {
+        const char *a, *b;
+        bool nocase;
+        size_t want;
+    } dist[] = {
+        {"", "", false, 0},
+        {"inspect", "inspect", false, 0},
+        {"inspekt", "inspect", false, 1},
+        {"inspcet", "inspect", false, 1}, /* a swap */
+        {"kitten", "sitting", false, 3},
+        {"", "abc", false, 3},
+        {"AutomaticUBFusion", "AutomaticUbFusion", false, 1},
+        {"AutomaticUBFusion", "AutomaticUbFusion", true, 0},
+        {"Ascend91OB", "Ascend910B", true, 1},
+        {"ca", "abc", false, 3}, /* OSA, not Damerau */
+    };
+    for (size_t i = 0; i < sizeof dist / sizeof dist[0]; i++)
+        ck_assert_msg(sg_edit_distance(dist[i].a, dist[i].b, dist[i].nocase) == dist[i].want,
+                      "%s / %s: %zu, want %zu", dist[i].a, dist[i].b,
+                      sg_edit_distance(dist[i].a, dist[i].b, dist[i].nocase), dist[i].want);
+    char big[SG_SUGGEST_MAX_LEN + 2];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    ck_assert(sg_edit_distance(big, "a", false) == SIZE_MAX);
+
+    static const char *const cmds[] = {"inspect", "convert", "passes", "optimize", "run"};
+    static const struct {
+        const char *word, *want;
+    } near[] = {
+        {"inspekt", "inspect"}, {"optimise", "optimize"}, {"rn", "run"}, {"RUN", "run"},
+        {"pases", "passes"},    {"compare", NULL},        {"xyz", NULL}, {"run", NULL},
+    };
+    for (size_t i = 0; i < sizeof near / sizeof near[0]; i++) {
+        struct sg_suggest sg;
+        sg_suggest_init(&sg, near[i].word);
+        for (size_t j = 0; j < sizeof cmds / sizeof cmds[0]; j++)
+            sg_suggest_offer(&sg, cmds[j]);
+        sg_suggest_offer(&sg, NULL);
+        const char *got = sg_suggest_best(&sg);
+        if (near[i].want)
+            ck_assert_msg(got && strcmp(got, near[i].want) == 0, "%s: got %s, want %s",
+                          near[i].word, got ? got : "nothing", near[i].want);
+        else
+            ck_assert_msg(!got, "%s: got %s, want nothing", near[i].word, got);
+    }
+}
+END_TEST
+
 Suite *suite_graph(void)
 {
     Suite *s = suite_create("graph");
@@ -1065,6 +1117,7 @@ Suite *suite_graph(void)
     tcase_add_test(tc, test_print);
     tcase_add_test(tc, test_diag_printable);
     tcase_add_test(tc, test_dims_checked);
+    tcase_add_test(tc, test_suggest);
     suite_add_tcase(s, tc);
     return s;
 }

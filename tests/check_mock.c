@@ -641,13 +641,38 @@ START_TEST(test_soc_overflow)
         const char *soc;
         enum sg_overflow want;
     } socs[] = {
-        {"Ascend910B1", SG_OVERFLOW_INF},        {"Ascend910", SG_OVERFLOW_INF},
-        {"Ascend910_9391", SG_OVERFLOW_INF},     {"Ascend310P3", SG_OVERFLOW_SATURATION},
-        {"Ascend310B1", SG_OVERFLOW_SATURATION}, {"Ascend310", SG_OVERFLOW_SATURATION},
-        {"Ascend610", SG_OVERFLOW_SATURATION},
+        /* Atlas A2 / A3: INF/NaN by default */
+        {"Ascend910B1", SG_OVERFLOW_INF},
+        {"Ascend910B4-1", SG_OVERFLOW_INF},
+        {"ascend910b2c", SG_OVERFLOW_INF},
+        {"Ascend910_93", SG_OVERFLOW_INF},
+        {"Ascend910_9391", SG_OVERFLOW_INF},
+        /* Atlas training series (the first 910): saturation only */
+        {"Ascend910", SG_OVERFLOW_SATURATION},
+        {"Ascend910A", SG_OVERFLOW_SATURATION},
+        {"Ascend910B", SG_OVERFLOW_SATURATION},
+        {"Ascend910ProA", SG_OVERFLOW_SATURATION},
+        {"Ascend910PremiumA", SG_OVERFLOW_SATURATION},
+        /* Atlas inference series, 200I/500 A2: saturation only */
+        {"Ascend310", SG_OVERFLOW_SATURATION},
+        {"Ascend310P3", SG_OVERFLOW_SATURATION},
+        {"ASCEND310P3", SG_OVERFLOW_SATURATION},
+        {"Ascend310B1", SG_OVERFLOW_SATURATION},
+        /* not known: no mode */
+        {"Ascend610", SG_OVERFLOW_DEFAULT},
+        {"Ascend91OB", SG_OVERFLOW_DEFAULT},
+        {"", SG_OVERFLOW_DEFAULT},
     };
     for (size_t i = 0; i < sizeof socs / sizeof socs[0]; i++)
         ck_assert_msg(sg_soc_overflow(socs[i].soc) == socs[i].want, "%s", socs[i].soc);
+    ck_assert_str_eq(sg_soc_find("ascend910b1")->name, "Ascend910B1");
+    ck_assert_ptr_null(sg_soc_find("Ascend91OB"));
+    ck_assert_str_eq(sg_soc_suggest("Ascend91OB"), "Ascend910B");
+    ck_assert_str_eq(sg_soc_suggest("Ascend301P3"), "Ascend310P3");
+    ck_assert_ptr_null(sg_soc_suggest("Kirin990"));
+    for (size_t i = 0; sg_soc_at(i); i++)
+        ck_assert(sg_soc_at(i)->mode == SG_OVERFLOW_INF ||
+                  sg_soc_at(i)->mode == SG_OVERFLOW_SATURATION);
     enum sg_overflow o;
     ck_assert(sg_overflow_parse("inf", &o) && o == SG_OVERFLOW_INF);
     ck_assert(sg_overflow_parse("saturation", &o) && o == SG_OVERFLOW_SATURATION);
@@ -663,6 +688,34 @@ START_TEST(test_soc_overflow)
     ck_assert_str_eq(sg_model_metadata(m, SG_MOCKOM_META_SOC), "Ascend310P3");
     ck_assert_str_eq(sg_model_metadata(m, SG_MOCKOM_META_PRECISION), "force_fp16");
     ck_assert(!sg_mockom_saturates(m));
+    sg_mock_report_clear(&rep);
+    sg_model_free(m);
+
+    /* A SoC spelled in another case is recorded as ATC spells it. */
+    m = load("exp_overflow");
+    struct job low = {NULL, NULL, NULL, NULL, NULL, "ascend910_9391", SG_OVERFLOW_DEFAULT};
+    compile(m, &low, &rep);
+    ck_assert_int_eq(rep.overflow, SG_OVERFLOW_INF);
+    ck_assert_str_eq(sg_model_metadata(m, SG_MOCKOM_META_SOC), "Ascend910_9391");
+    sg_mock_report_clear(&rep);
+    sg_model_free(m);
+
+    /* An unknown SoC has no overflow mode: refused without one, compiled
+     * with one, and recorded as given. */
+    m = load("exp_overflow");
+    struct sg_diag d = {0};
+    struct sg_mock_inputs unknown = {.soc = "Ascend91OB"};
+    ck_assert_int_eq(sg_mock_compile_model(m, &unknown, &rep, &d), SG_EINVAL);
+    ck_assert_msg(strstr(d.msg, "unknown SoC 'Ascend91OB' (did you mean 'Ascend910B'?)"), "%s",
+                  d.msg);
+    ck_assert_ptr_null(sg_model_metadata(m, SG_MOCKOM_META_SOC));
+    sg_mock_report_clear(&rep);
+    sg_model_free(m);
+    m = load("exp_overflow");
+    struct job given = {NULL, NULL, NULL, NULL, NULL, "Ascend610", SG_OVERFLOW_SATURATION};
+    compile(m, &given, &rep);
+    ck_assert_str_eq(sg_model_metadata(m, SG_MOCKOM_META_SOC), "Ascend610");
+    ck_assert(sg_mockom_saturates(m));
     sg_mock_report_clear(&rep);
     sg_model_free(m);
 }

@@ -309,7 +309,7 @@ static const struct idem_case {
     {"casts.onnx", "merge-casts"},
     {"names.onnx", "unique-names"},
     {"unsorted.onnx", "toposort"},
-    {"rebatch.onnx", "set-batch:batch=8"},
+    {"rebatch.onnx", "set-batch:batch=8,force=true"},
     {"shaped.onnx", "set-input-shape:shapes=x:4,4,16;mask:4,4,16"},
     {"exp_overflow.onnx", "to-fp16"},
     {"dead.onnx", "eliminate-dead:inputs=true"},
@@ -384,7 +384,8 @@ static const struct alloc_case {
 } alloc_cases[] = {
     {"exp_overflow.onnx", {"insert-clip", "to-fp16", "merge-casts", "eliminate-dead", NULL}},
     {"if_exp.onnx", {"insert-clip:position=after", "remove-identity", "unique-names", NULL}},
-    {"rebatch.onnx", {"set-batch:batch=8", "toposort", "rename:prefix=p_,target=all", NULL}},
+    {"rebatch.onnx",
+     {"set-batch:batch=8,force=true", "toposort", "rename:prefix=p_,target=all", NULL}},
     {"expand_bool.onnx", {"cast-around", "set-input-shape:shapes=x:1,4", NULL}},
     {"fold_consts.onnx", {"fold-constants:shapes=true", NULL}},
     {"fold_if.onnx", {"fold-constants", NULL}},

@@ -711,14 +711,14 @@ END_TEST
 
 /* --------------------------------------------------------- numerics */
 
-static double run_exp(enum sg_numerics mode, float x)
+static double run_unary(enum sg_numerics mode, const char *op, float x)
 {
     sg_model *m = sg_model_create();
     struct sg_diag d = {0};
     ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
     int64_t dims[1] = {1};
     sg_value *in = graph_input(m, "x", SG_DTYPE_FLOAT, dims, 1);
-    ck_assert_ok(sg_graph_add_output(m->graph, node1(m, "Exp", NULL, "exp", &in, 1, "y")), &d);
+    ck_assert_ok(sg_graph_add_output(m->graph, node1(m, op, NULL, "op", &in, 1, "y")), &d);
     struct sg_rt_opts opts = {0};
     opts.numerics = mode;
     sg_rt *rt;
@@ -728,11 +728,16 @@ static double run_exp(enum sg_numerics mode, float x)
     ck_assert_ok(sg_rt_run(rt, &d), &d);
     double y = ((float *)sg_rt_output(rt, 0)->data)[0];
     /* The input value the caller holds is never rounded in place. */
-    ck_assert(((float *)v->data)[0] == x);
+    ck_assert(memcmp(v->data, &x, sizeof x) == 0);
     sg_rt_value_unref(v);
     sg_rt_free(rt);
     sg_model_free(m);
     return y;
+}
+
+static double run_exp(enum sg_numerics mode, float x)
+{
+    return run_unary(mode, "Exp", x);
 }
 
 START_TEST(test_numerics_modes)
@@ -740,6 +745,13 @@ START_TEST(test_numerics_modes)
     assert_close("fp32", 0, run_exp(SG_NUMERICS_FP32, 12.0f), expf(12.0f));
     ck_assert(isinf(run_exp(SG_NUMERICS_FP16_INF, 12.0f)));
     ck_assert(run_exp(SG_NUMERICS_FP16_SAT, 12.0f) == 65504.0);
+    /* Saturation mode turns a NaN into 0 (sqrt(-1), and a NaN input); INF/NaN
+     * mode and the golden run keep it. */
+    ck_assert(run_unary(SG_NUMERICS_FP16_SAT, "Sqrt", -1.0f) == 0.0);
+    ck_assert(run_unary(SG_NUMERICS_FP16_SAT, "Relu", NAN) == 0.0);
+    ck_assert(isnan(run_unary(SG_NUMERICS_FP16_INF, "Sqrt", -1.0f)));
+    ck_assert(isnan(run_unary(SG_NUMERICS_FP32, "Sqrt", -1.0f)));
+    ck_assert(run_unary(SG_NUMERICS_FP16_SAT, "Neg", 70000.0f) == -65504.0);
     /* Inputs are rounded to float16 at the boundary too: exp(0.1) in fp16. */
     float h = sg_half_to_float(sg_float_to_half(expf(sg_half_to_float(sg_float_to_half(0.1f)))));
     ck_assert(run_exp(SG_NUMERICS_FP16_INF, 0.1f) == h);

@@ -149,12 +149,21 @@ else
     has err "surgeon: running $W/tk/compiler/bin/atc:"
     has "$LOG" "--output=o1/tk"
 
-    # --- atc absent: say so, compile with the mock compiler instead ---------
+    # --- atc absent: exit 1 saying so and how to get the mock; nothing written.
+    # A build script must never take a mock OM for a compiled one.
     mkdir o2
-    PATH=/usr/bin:/bin ASCEND_TOOLKIT_HOME=$W/empty_tk run 0 "$S" atc "$M" -o o2/enc \
+    PATH=/usr/bin:/bin ASCEND_TOOLKIT_HOME=$W/empty_tk run 1 "$S" atc "$M" -o o2/enc \
         --soc Ascend310P3 --keep Exp --fusion off
-    has err "surgeon: atc not found: not on PATH, nor under $W/empty_tk"
-    has err "compiling with the mock compiler instead"
+    has err "surgeon: error: atc not found: not on PATH, nor under $W/empty_tk"
+    has err "nothing was compiled (--mock compiles with surgeon's mock compiler"
+    lacks err "compiling with the mock compiler instead"
+    absent o2/enc.om
+    absent o2/enc.json
+    absent o2/enc.keep_dtype.cfg
+    absent o2/enc.fusion_switch.cfg
+    # --mock, asked for, compiles without atc
+    PATH=/usr/bin:/bin ASCEND_TOOLKIT_HOME=$W/empty_tk run 0 "$S" atc "$M" -o o2/enc \
+        --soc Ascend310P3 --keep Exp --fusion off --mock
     has out "mock compiler: o2/enc.om and o2/enc.json for Ascend310P3, precision force_fp16, overflow saturation"
     same o2/enc.keep_dtype.cfg "OpType::Exp
 "

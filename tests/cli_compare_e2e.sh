@@ -259,7 +259,8 @@ run 1 "$S" compare "$M" "${FP16[@]}" -o b1
 has err "input 'x' (float32[1,4,16]) was not given; use -i or --random"
 absent b1
 run 1 "$S" compare "$M" "${FP16[@]}" --input-shape nope:1 "${IN[@]}" -o b1
-has err "--input-shape names 'nope', which is not an input of the model"
+has err "the input shape names 'nope', which is not an input of the model (inputs: x)"
+lacks out "golden run"
 absent b1
 # A failed run over an earlier one leaves the earlier one untouched.
 cp fp16/run.json before.json
@@ -283,6 +284,20 @@ run 1 "$S" compare "$M" --target real.om -t dev/dumps -m badmap.json "${IN[@]}" 
 has err "NoSuchNode"
 has err "nothing was written to b2"
 absent b2
+nothing_left
+
+# --- every option and file checked before the golden run ------------------
+run 2 "$S" compare "$M" --target mock --soc Ascend91OB "${IN[@]}" -o u
+has err "unknown --soc 'Ascend91OB' (did you mean 'Ascend910B'?)"
+lacks out "golden run"
+run 1 "$S" compare "$M" "${FP16[@]}" --keep-dtype nokeep.cfg "${IN[@]}" -o u
+has err "nokeep.cfg: cannot open"
+lacks out "golden run"
+printf 'SoftmaxFusionPass:maybe\n' >badfs.cfg
+run 1 "$S" compare "$M" "${FP16[@]}" --fusion badfs.cfg "${IN[@]}" -o u
+has err "badfs.cfg:1:"
+lacks out "golden run"
+absent u
 nothing_left
 
 # --- 10. bad usage --------------------------------------------------------

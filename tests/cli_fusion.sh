@@ -156,16 +156,30 @@ has err "ATC calls ONNX Softmax 'SoftmaxV2': OpType::Softmax matches nothing the
 
 # --- keep-dtype: reading --------------------------------------------------
 run 0 "$S" keep-dtype --check keep.cfg --model "$M"
-has out "keep.cfg: valid keep_dtype file, 4 entries"
+has out "keep.cfg: valid keep_dtype file (format from its lines), 4 entries"
 has err "keep.cfg: 2 entries name nothing in $M: OpType::LayerNorm (line 2), Exp_12 (line 4)"
 run 0 "$S" keep-dtype --check cust.cfg --format customize_dtypes
+has out "cust.cfg: valid customize_dtypes file, "
 run 0 "$S" keep-dtype --check prec.ini --format op_precision_mode
+# Without --format, the format comes from the lines.
+run 0 "$S" keep-dtype --check cust.cfg
+has out "cust.cfg: valid customize_dtypes file (format from its lines)"
+run 0 "$S" keep-dtype --check prec.ini
+has out "prec.ini: valid op_precision_mode file (format from its lines)"
+printf 'Exp=high_precision\n' >bare.ini
+run 0 "$S" keep-dtype --check bare.ini
+has out "bare.ini: valid op_precision_mode file (format from its lines), 1 entry"
 printf 'Exp_3\n  OpType::\n' >k1.cfg
 run 1 "$S" keep-dtype --check k1.cfg
 has err "surgeon: error: k1.cfg:2:11: no op type after \"OpType::\""
 printf 'Exp_3::InputDtype:float32\n' >k2.cfg
-run 1 "$S" keep-dtype --check k2.cfg
+run 1 "$S" keep-dtype --check k2.cfg --format keep
 has err "k2.cfg:1:1: not a keep_dtype entry (this is customize_dtypes syntax)"
+# A keep_dtype file with one customize_dtypes line: read as customize_dtypes,
+# whose parser then names the keep_dtype line.
+printf 'Exp_3\nMul_1::InputDtype:float32\n' >mixed.cfg
+run 1 "$S" keep-dtype --check mixed.cfg
+has err "mixed.cfg:1:"
 printf 'a::InputDtype:float32\nb::InputDtype:float64\n' >c1.cfg
 run 1 "$S" keep-dtype --check c1.cfg --format customize
 has err "c1.cfg:2:15: unknown dtype \"float64\""

@@ -78,6 +78,53 @@ npy_check t4 "Add.Add_9.*.output.0.npy" "np.isfinite(a).all()"
 run 0 "$S" atc "$M" -o o/inf310 --soc Ascend310P3 --mock --fusion off --overflow inf
 has out "overflow inf"
 
+# --- SoC names and their overflow modes (Ascend's INF_NAN_MODE_ENABLE docs) --
+# Atlas A2/A3 default to INF/NaN; the first Ascend910 family (Atlas training
+# series) and every Ascend310 saturate.
+for soc_mode in Ascend910B4:inf Ascend910_9392:inf Ascend910:saturation \
+    Ascend910ProA:saturation Ascend910PremiumA:saturation Ascend310B1:saturation; do
+    run 0 "$S" atc "$M" -o o/soc --soc "${soc_mode%%:*}" --mock
+    has out "for ${soc_mode%%:*}, precision force_fp16, overflow ${soc_mode#*:}"
+done
+# any case; recorded as ATC spells it
+run 0 "$S" atc "$M" -o o/lower --soc ascend910b1 --mock
+has err "--soc ascend910b1: ATC spells it Ascend910B1"
+has out "for Ascend910B1, precision force_fp16, overflow inf"
+$PY -c "import onnx, sys; m = onnx.load('o/lower.om'); d = {p.key: p.value for p in m.metadata_props}; sys.exit(0 if d['surgeon.soc'] == 'Ascend910B1' else 1)" ||
+    fail "o/lower.om does not record the SoC as Ascend910B1"
+# a typo is refused with a suggestion, and nothing is written
+run 2 "$S" atc "$M" -o o/typo --soc Ascend91OB --mock
+has err "unknown --soc 'Ascend91OB' (did you mean 'Ascend910B'?)"
+has err "give its overflow mode with --overflow inf|saturation"
+absent o/typo.om
+# a SoC surgeon does not know compiles with an explicit overflow mode
+run 0 "$S" atc "$M" -o o/other --soc Ascend950PR --mock --overflow inf
+has err "--soc 'Ascend950PR' is not a SoC surgeon knows"
+has out "for Ascend950PR, precision force_fp16, overflow inf"
+# for the real atc a name surgeon does not know is a warning (atc checks it)
+run 0 "$S" atc "$M" -o o/p --soc Ascend91OB --print
+has err "--soc 'Ascend91OB' is not a SoC surgeon knows (did you mean 'Ascend910B'?); atc checks it itself"
+has out "--soc_version=Ascend91OB"
+run 0 "$S" atc "$M" -o o/p --soc ascend310p3 --print
+has out "--soc_version=Ascend310P3"
+
+# --- saturation mode: NaN becomes 0 (sqrt of a negative in float16) ---------
+$PY - <<'PYEOF' || fail "could not make sqrt.onnx"
+import onnx
+from onnx import helper, TensorProto as T
+g = helper.make_graph([helper.make_node("Sqrt", ["x"], ["y"], name="Sqrt_0")], "g",
+                      [helper.make_tensor_value_info("x", T.FLOAT, [4])],
+                      [helper.make_tensor_value_info("y", T.FLOAT, [4])])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), "sqrt.onnx")
+PYEOF
+$PY -c "import numpy as np; np.save('neg.npy', np.array([-1, 4, -9, 16], np.float32))"
+run 0 "$S" atc sqrt.onnx -o o/sqrt_sat --soc Ascend310P3 --mock
+run 0 "$S" run o/sqrt_sat.om -i neg.npy -o t_sqrt_sat
+npy_check t_sqrt_sat "Sqrt.Sqrt_0.*.output.0.npy" "list(a) == [0, 2, 0, 4]"
+run 0 "$S" atc sqrt.onnx -o o/sqrt_inf --soc Ascend910B1 --mock
+run 0 "$S" run o/sqrt_inf.om -i neg.npy -o t_sqrt_inf
+npy_check t_sqrt_inf "Sqrt.Sqrt_0.*.output.0.npy" "np.isnan(a[0]) and np.isnan(a[2]) and a[1] == 2"
+
 # --- force_fp32, keep_dtype -------------------------------------------------
 run 0 "$S" atc "$M" -o o/fp32 --soc Ascend910B1 --mock --fusion off --precision force_fp32
 run 0 "$S" run o/fp32.om -i x.npy -o t5 --dump all
@@ -117,9 +164,12 @@ has out "float16 0, float16 in/float32 out 0, float32 1"
 if PATH=/usr/bin:/bin command -v atc >/dev/null 2>&1; then
     echo "SKIP: a real atc is on /usr/bin:/bin, so 'atc absent' cannot be set up"
 else
-    PATH=/usr/bin:/bin run 0 "$S" atc "$M" -o o/auto --soc Ascend310P3
-    has err "compiling with the mock compiler instead"
-    [ -s o/auto.om ] || fail "no o/auto.om"
+    # without atc and without --mock: exit 1, no mock OM named like a real one
+    PATH=/usr/bin:/bin run 1 "$S" atc "$M" -o o/auto --soc Ascend310P3
+    has err "atc not found"
+    has err "--mock compiles with surgeon's mock compiler"
+    absent o/auto.om
+    absent o/auto.json
 fi
 
 # --- options that do not go together --------------------------------------
@@ -152,6 +202,25 @@ absent o3/enc.om
 absent o3/enc.json
 absent o3/enc.keep_dtype.cfg
 absent o3/enc.fusion_switch.cfg
+
+# --- insert-clip keeps a softmax fusable ------------------------------------
+# A conformer's attention block: insert-clip leaves the softmax's Exp (its
+# input x - ReduceMax(x) is at most 0) and those already bounded, clips the
+# free one, and the mock's SoftmaxFusionPass still fuses the softmax: one
+# more compiled op than the original (the Clip), not the five a broken
+# pattern would give back.
+run 0 "$S" atc "$T/conformer_attn.onnx" -o o/conf0 --soc Ascend910B1 --mock
+has out "SoftmaxFusionPass                    1 fused op"
+ops0=$(sed -n 's/.* nodes -> \([0-9]*\) compiled ops.*/\1/p' out)
+run 0 "$S" optimize "$T/conformer_attn.onnx" -o conf_clip.onnx --pass insert-clip
+has out "softmax_exp input 0 (its input is at most 0: x - ReduceMax(x), a softmax's max subtraction (softmax_sub))"
+has out "Clip inserted: 1 (exp_free input 0 in [-inf, 11.0859375])"
+run 0 "$S" atc conf_clip.onnx -o o/conf1 --soc Ascend910B1 --mock
+has out "SoftmaxFusionPass                    1 fused op"
+ops1=$(sed -n 's/.* nodes -> \([0-9]*\) compiled ops.*/\1/p' out)
+checks=$((checks + 1))
+[ -n "$ops0" ] && [ "$ops1" = "$((ops0 + 1))" ] ||
+    fail "compiled ops after insert-clip: $ops1, want one more than $ops0"
 
 # --- warnings that do not stop the job ------------------------------------
 run 0 "$S" atc "$M" -o o3/w --soc Ascend310P3 --mock --keep-nodes Exp_3,Nope --keep Softmax

@@ -1,8 +1,10 @@
 #!/bin/bash
 # Install what surgeon needs from Debian's archive, skipping what is there.
-# Usage: tools/install-deps.sh [--test] [--nets]
+# Usage: tools/install-deps.sh [--test] [--nets] [--print]
 #   --test adds what the tests need, --nets torch and torchvision (the real
 #   networks of tools/export_nets.py; the tests' `nets` check needs them).
+#   --print lists the selected packages, one a line, and installs nothing
+#   (tests/no_check_build.sh hides the test packages by that list).
 set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler
@@ -12,13 +14,19 @@ test_pkgs=(check libonnx-testdata clang-format chromium)
 nets_pkgs=(python3-torch python3-torchvision)
 
 pkgs=("${build_pkgs[@]}")
+print=false
 for arg in "$@"; do
     case "$arg" in
     --test) pkgs+=("${test_pkgs[@]}") ;;
     --nets) pkgs+=("${nets_pkgs[@]}") ;;
-    *) echo "usage: $0 [--test] [--nets]" >&2; exit 2 ;;
+    --print) print=true ;;
+    *) echo "usage: $0 [--test] [--nets] [--print]" >&2; exit 2 ;;
     esac
 done
+if $print; then
+    printf '%s\n' "${pkgs[@]}"
+    exit 0
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -364,7 +364,19 @@ static sg_status check_inputs(struct job *j, struct sg_diag *d)
                            "%s is a mock OM; MODEL is the original ONNX model (the mock OM goes "
                            "to --target)",
                            o->model);
-    return SG_OK;
+    if (j->kind != SG_VERIFY_TARGET_MOCK && j->kind != SG_VERIFY_TARGET_ATC)
+        return SG_OK;
+    /* The compile's own input (the files ATC reads, the model as the
+     * compiler takes it), before the golden run spends its time. */
+    char *shapes = sg_verify_inputs_shape_text(o->inputs);
+    if (o->inputs->n_shapes && !shapes)
+        return oom(d);
+    struct sg_verify_compile_opts c = compile_opts(o, j->kind, j->out, shapes, NULL);
+    st = sg_verify_compile_dry(&c, d);
+    sg_free(shapes);
+    if (st)
+        sg_diag_prefix(d, "compiling %s with %s", o->model, kind_label(j->kind));
+    return st;
 }
 
 /* --------------------------------------------------------------- runs */

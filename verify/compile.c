@@ -20,6 +20,7 @@
 #include "sg_fusion.h"
 #include "sg_io.h"
 #include "sg_mock.h"
+#include "sg_soc.h"
 #include "sg_mockom.h"
 #include "sg_precision.h"
 #include "verify_impl.h"
@@ -43,9 +44,28 @@ static bool soc_valid(const char *s)
         return false;
     for (; *s; s++)
         if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_'))
+              *s == '_' || *s == '-'))
             return false;
     return true;
+}
+
+/* The SoC as ATC spells it when surgeon knows it (names compare ignoring
+ * case), else as given. */
+static const char *soc_name(const char *soc)
+{
+    const struct sg_soc *k = sg_soc_find(soc);
+    return k ? k->name : soc;
+}
+
+/* " (did you mean 'X'?)" for an unknown SoC name, into buf. */
+static const char *soc_hint(const char *soc, char *buf, size_t size)
+{
+    const char *near = sg_soc_suggest(soc);
+    if (near)
+        snprintf(buf, size, " (did you mean '%s'?)", near);
+    else
+        snprintf(buf, size, " (e.g. Ascend910B1, Ascend310P3)");
+    return buf;
 }
 
 /* The folder part of a path exists (or there is none). */
@@ -80,26 +100,7 @@ static const char *shown(const struct sg_verify_compile_opts *o)
     return o->shown ? o->shown : o->out;
 }
 
-/* Find atc quietly: NULL when it is not there (diag says where it looked). */
-static char *atc_or_null(struct sg_diag *d)
-{
-    char *exe = NULL;
-    if (sg_atc_find(getenv("PATH"), getenv("ASCEND_TOOLKIT_HOME"), &exe, d) != SG_OK)
-        return NULL;
-    return exe;
-}
-
 /* ------------------------------------------------------------ the check */
-
-/* The compiler that will run: AUTO resolved by looking for atc. */
-static enum sg_verify_compiler resolve(const struct sg_verify_compile_opts *o)
-{
-    if (o->compiler != SG_VERIFY_COMPILER_AUTO)
-        return o->compiler;
-    char *exe = atc_or_null(NULL);
-    sg_free(exe);
-    return exe ? SG_VERIFY_COMPILER_ATC : SG_VERIFY_COMPILER_MOCK;
-}
 
 /* The keep_dtype file --keep and --keep-nodes make, in memory. */
 static sg_status keep_file_of(const struct sg_verify_compile_opts *o, sg_prec_file **out,
@@ -134,10 +135,20 @@ sg_status sg_verify_compile_check(const struct sg_verify_compile_opts *o, struct
         return sg_diag_set(d, SG_EINVAL, "missing %s", !o->model ? "MODEL" : "-o OUT_PREFIX");
     if (!o->soc)
         return sg_diag_set(d, SG_EINVAL, "missing --soc SOC");
+    char hint[128];
     if (!soc_valid(o->soc))
-        return sg_diag_set(d, SG_EINVAL, "bad --soc '%s' (e.g. Ascend310P3)", o->soc);
+        return sg_diag_set(d, SG_EINVAL, "bad --soc '%s'%s", o->soc,
+                           soc_hint(o->soc, hint, sizeof hint));
     if ((unsigned)o->compiler >= SG_VERIFY_COMPILER_COUNT)
         return sg_diag_set(d, SG_EINVAL, "unknown compiler %d", (int)o->compiler);
+    /* The mock needs the SoC's overflow mode: an unknown name (a typo
+     * would silently pick a mode) only with --overflow. */
+    if (o->compiler == SG_VERIFY_COMPILER_MOCK && !sg_soc_find(o->soc) && !o->overflow)
+        return sg_diag_set(d, SG_EINVAL,
+                           "unknown --soc '%s'%s: the mock compiler knows the SoCs of README's "
+                           "table; for another one give its overflow mode with --overflow inf|"
+                           "saturation",
+                           o->soc, soc_hint(o->soc, hint, sizeof hint));
     const struct sg_precision_mode *prec = NULL;
     if (o->precision && !(prec = sg_precision_mode_find(o->precision))) {
         char valid[512];
@@ -169,7 +180,7 @@ sg_status sg_verify_compile_check(const struct sg_verify_compile_opts *o, struct
         return sg_diag_set(d, SG_EINVAL,
                            "--overflow sets the mock compiler's overflow mode (with --mock); on a "
                            "device it is a run-time setting");
-    if (o->overflow && resolve(o) != SG_VERIFY_COMPILER_MOCK)
+    if (o->overflow && o->compiler != SG_VERIFY_COMPILER_MOCK)
         return sg_diag_set(d, SG_EINVAL,
                            "--overflow sets the mock compiler's overflow mode (with --mock); on a "
                            "device it is a run-time setting");
@@ -258,8 +269,9 @@ static sg_status find_atc(char **exe, struct sg_diag *d)
     if (sg_atc_find(getenv("PATH"), getenv("ASCEND_TOOLKIT_HOME"), exe, &fd) == SG_OK)
         return SG_OK;
     return sg_diag_set(d, SG_ENOTFOUND,
-                       "%s; nothing was run (--print gives the command line for a machine with "
-                       "the CANN toolkit)",
+                       "%s; nothing was compiled (--mock compiles with surgeon's mock compiler, "
+                       "an emulation on the CPU that writes no real OM; --print gives the atc "
+                       "command line for a machine with the CANN toolkit)",
                        fd.msg);
 }
 
@@ -326,7 +338,7 @@ static void report_mock(const struct sg_verify_compile_opts *o, const struct sg_
         sg__verify_emit(ev, SG_VERIFY_WARNING, "%s", rep->warnings[i]);
     sg__verify_emit(ev, SG_VERIFY_INFO,
                     "mock compiler: %s.om and %s.json for %s, precision %s, overflow %s", shown(o),
-                    shown(o), o->soc, rep->precision, sg_overflow_name(rep->overflow));
+                    shown(o), soc_name(o->soc), rep->precision, sg_overflow_name(rep->overflow));
     sg__verify_emit(ev, SG_VERIFY_INFO,
                     "  %zu ONNX nodes -> %zu compiled ops (float16 %zu, float16 in/float32 out "
                     "%zu, float32 %zu)",
@@ -349,9 +361,12 @@ static sg_status read_prec(const struct sg_verify_events *ev, enum sg_prec_forma
     return st;
 }
 
-sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
-                            const struct sg_verify_events *ev,
-                            struct sg_verify_compile_result *result, struct sg_diag *d)
+/* The job; with `write` false it stops when everything is read, checked
+ * and (for the mock) compiled in memory, before anything is written or
+ * run, and does not ask for the output folder to exist yet. */
+static sg_status compile_job(const struct sg_verify_compile_opts *o,
+                             const struct sg_verify_events *ev,
+                             struct sg_verify_compile_result *result, bool write, struct sg_diag *d)
 {
     struct sg_verify_compile_result scratch = {0};
     struct sg_verify_compile_result *res = result ? result : &scratch;
@@ -361,7 +376,7 @@ sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
         return st;
     struct sg_atc_opts ao = {.model = o->model,
                              .output = o->out,
-                             .soc = o->soc,
+                             .soc = soc_name(o->soc),
                              .input_shape = o->input_shape,
                              .precision =
                                  o->precision ? sg_precision_mode_find(o->precision) : NULL,
@@ -391,18 +406,18 @@ sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
     if (o->compiler == SG_VERIFY_COMPILER_ATC) {
         if ((st = find_atc(&exe, d)))
             goto out;
-    } else if (o->compiler == SG_VERIFY_COMPILER_AUTO) {
-        struct sg_diag fd = {0};
-        exe = atc_or_null(&fd);
-        res->compiler = exe ? SG_VERIFY_COMPILER_ATC : SG_VERIFY_COMPILER_MOCK;
-        if (!exe) {
-            sg__verify_emit(ev, SG_VERIFY_NOTE, "%s", fd.msg);
-            sg__verify_emit(ev, SG_VERIFY_NOTE,
-                            "compiling with the mock compiler instead: ATC's precision and fusion "
-                            "emulated on the CPU, not a real OM (--mock says so explicitly)");
-        }
     }
     bool mock = res->compiler == SG_VERIFY_COMPILER_MOCK;
+    if (!sg_soc_find(o->soc)) {
+        char hint[128];
+        sg__verify_emit(ev, SG_VERIFY_WARNING,
+                        mock ? "--soc '%s' is not a SoC surgeon knows%s; the mock compiler uses "
+                               "the --overflow given"
+                             : "--soc '%s' is not a SoC surgeon knows%s; atc checks it itself",
+                        o->soc, soc_hint(o->soc, hint, sizeof hint));
+    } else if (strcmp(soc_name(o->soc), o->soc) != 0) {
+        sg__verify_emit(ev, SG_VERIFY_NOTE, "--soc %s: ATC spells it %s", o->soc, soc_name(o->soc));
+    }
 
     /* Then the inputs: the model, the files, the output folder. */
     struct sg_load_opts lo = {.skip_external = !mock};
@@ -425,7 +440,7 @@ sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
                                 k, s->name, (long long)s->dims[k].lo, (long long)dim->value);
         }
     }
-    if (!folder_exists(o->out)) {
+    if (write && !folder_exists(o->out)) {
         st = sg_diag_set(d, SG_ENOTFOUND, "-o %s: its folder does not exist", shown(o));
         goto out;
     }
@@ -478,12 +493,19 @@ sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
     } else if (o->fusion) {
         if ((st = sg_fusion_switch_read(o->fusion, &user_sw, d)))
             goto out;
-        for (size_t i = 0; i < user_sw->n_entries; i++)
-            if (sg_fusion_switch_check_entry(&user_sw->entries[i]) != SG_FUSION_ENTRY_OK)
-                sg__verify_emit(
-                    ev, SG_VERIFY_WARNING, "%s:%u:%u: '%s' is not a %s pass of surgeon's catalogue",
-                    o->fusion, user_sw->entries[i].line, user_sw->entries[i].col,
-                    user_sw->entries[i].name, sg_fusion_kind_name(user_sw->entries[i].kind));
+        for (size_t i = 0; i < user_sw->n_entries; i++) {
+            const struct sg_fusion_switch_entry *e = &user_sw->entries[i];
+            enum sg_fusion_entry_check ck = sg_fusion_switch_check_entry(e);
+            const struct sg_fusion_pass *near =
+                ck == SG_FUSION_ENTRY_UNKNOWN ? sg_fusion_pass_suggest(e->name) : NULL;
+            if (ck != SG_FUSION_ENTRY_OK)
+                sg__verify_emit(ev, SG_VERIFY_WARNING,
+                                "%s:%u:%u: '%s' is not a %s%spass of surgeon's catalogue%s%s%s",
+                                o->fusion, e->line, e->col, e->name,
+                                e->any_kind ? "" : sg_fusion_kind_name(e->kind),
+                                e->any_kind ? "" : " ", near ? " (did you mean '" : "",
+                                near ? near->name : "", near ? "'?)" : "");
+        }
         ao.fusion_switch = o->fusion;
     }
     if ((st = sg_atc_command(&ao, &argv, d)))
@@ -503,7 +525,7 @@ sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
         for (size_t i = 0; i < o->n_extra; i++)
             sg__verify_emit(ev, SG_VERIFY_WARNING,
                             "the mock compiler ignores the atc argument '%s'", o->extra[i]);
-        struct sg_mock_inputs in = {.soc = o->soc,
+        struct sg_mock_inputs in = {.soc = soc_name(o->soc),
                                     .precision = ao.precision,
                                     .shapes = shapes,
                                     .keep_dtype = keep ? keep : user_keep,
@@ -525,6 +547,8 @@ sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
         if (st)
             goto out;
     }
+    if (!write)
+        goto out;
     /* The files written for the compile are removed if it fails or a
      * signal stops it: a failed job leaves nothing behind. */
     if (keep) {
@@ -571,4 +595,16 @@ out:
     if (!result)
         sg_verify_compile_clear(&scratch);
     return st;
+}
+
+sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
+                            const struct sg_verify_events *ev,
+                            struct sg_verify_compile_result *result, struct sg_diag *d)
+{
+    return compile_job(o, ev, result, true, d);
+}
+
+sg_status sg_verify_compile_dry(const struct sg_verify_compile_opts *o, struct sg_diag *d)
+{
+    return compile_job(o, NULL, NULL, false, d);
 }

@@ -195,8 +195,9 @@ sg_status sg_verify_run(sg_model *m, const struct sg_verify_run_opts *o,
 
 /* ------------------------------------------------------------ compile */
 
+/* Which compiler runs is always said, never guessed: a machine without
+ * CANN does not get a mock OM where it asked for a real one. */
 enum sg_verify_compiler {
-    SG_VERIFY_COMPILER_AUTO,  /* the real atc when installed, else the mock (a NOTE says so) */
     SG_VERIFY_COMPILER_ATC,   /* the real atc; SG_ENOTFOUND when it is not installed */
     SG_VERIFY_COMPILER_MOCK,  /* the mock compiler */
     SG_VERIFY_COMPILER_PRINT, /* nothing runs: the atc command line is returned */
@@ -240,8 +241,9 @@ void sg_verify_compile_clear(struct sg_verify_compile_result *r);
  * --overflow (and that only the mock takes it), --input-shape syntax,
  * keep_dtype file against --keep lists, the entries of those lists, print
  * against mock, and the atc command line (extra arguments that set what
- * surgeon sets). Reads no file; with COMPILER_AUTO it looks for atc to know
- * whether the mock will run. SG_EINVAL with the message of a usage error;
+ * surgeon sets), and for the mock a SoC it knows (sg_soc.h, ignoring case;
+ * another one only with --overflow, the error suggesting the nearest known
+ * name). Reads no file. SG_EINVAL with the message of a usage error;
  * SG_ENOMEM.
  */
 sg_status sg_verify_compile_check(const struct sg_verify_compile_opts *o, struct sg_diag *diag);
@@ -260,6 +262,17 @@ sg_status sg_verify_compile_check(const struct sg_verify_compile_opts *o, struct
 sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
                             const struct sg_verify_events *ev,
                             struct sg_verify_compile_result *result, struct sg_diag *diag);
+
+/*
+ * Everything sg_verify_compile checks and reads, without writing or running
+ * anything: the options, the model, every file ATC would read and, for the
+ * mock, the compile in memory; o->out's folder need not exist yet. No
+ * events (the real compile reports its warnings). For a workflow that must
+ * find bad compile input before its long first step (the end-to-end
+ * compare's golden run). The statuses of sg_verify_compile but SG_EIO from
+ * atc.
+ */
+sg_status sg_verify_compile_dry(const struct sg_verify_compile_opts *o, struct sg_diag *d);
 
 /*
  * The `atc --mode=1` map of compiled model `om` into `json`: for a mock OM
