@@ -1,14 +1,16 @@
 /*
- * cmd_atc.c - `surgeon atc`: the command line of a compile job (atc_job.c
- * checks it, writes what ATC reads, then prints or runs the exact `atc`
- * command, or compiles with the mock compiler when asked (--mock) or when
- * atc is not installed); `--to-json` runs `atc --mode=1`, or writes the map
- * of a mock OM itself.
+ * cmd_atc.c - `surgeon atc`: the command line of a compile job
+ * (sg_verify_compile checks it, writes what ATC reads, then runs the exact
+ * `atc` command or returns it for --print, or compiles with the mock
+ * compiler when asked (--mock) or when atc is not installed); `--to-json`
+ * runs `atc --mode=1` (sg_verify_map), or writes the map of a mock OM
+ * itself. This file parses, prints and exits.
  */
-#include "atc_job.h"
 #include "cli.h"
+#include "progress.h"
 #include "sg_atc.h"
 #include "sg_mock.h"
+#include "sg_verify.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -84,6 +86,49 @@ static int list_modes(void)
     return SG_EXIT_OK;
 }
 
+/* What atc's exit status or the library's failure makes of the command. */
+static int finish(sg_status st, const struct sg_verify_compile_result *res, const struct sg_diag *d)
+{
+    if (!st) {
+        if (res->compiler == SG_VERIFY_COMPILER_PRINT)
+            printf("%s\n", res->command);
+        return SG_EXIT_OK;
+    }
+    cli_fail(d);
+    return res->atc_exit ? res->atc_exit : SG_EXIT_FAIL;
+}
+
+static int compile(const struct sg_verify_compile_opts *a)
+{
+    struct sg_diag d = {0};
+    if (sg_verify_compile_check(a, &d))
+        return cli_usage(&sg_cmd_atc, "%s", d.msg);
+    struct cli_reporter rep;
+    cli_reporter_init(&rep, false);
+    struct sg_verify_events ev = cli_reporter_events(&rep);
+    struct sg_verify_compile_result res = {0};
+    sg_status st = sg_verify_compile(a, &ev, &res, &d);
+    int rc = finish(st, &res, &d);
+    sg_verify_compile_clear(&res);
+    return rc;
+}
+
+static int to_json(const char *om, const char *json, const char *const *extra, size_t n_extra,
+                   bool print)
+{
+    struct cli_reporter rep;
+    cli_reporter_init(&rep, false);
+    struct sg_verify_events ev = cli_reporter_events(&rep);
+    struct sg_verify_compile_result res = {0};
+    struct sg_diag d = {0};
+    sg_status st = sg_verify_map(om, json, extra, n_extra, print, &ev, &res, &d);
+    if (st == SG_EINVAL)
+        return cli_usage(&sg_cmd_atc, "%s", d.msg);
+    int rc = finish(st, &res, &d);
+    sg_verify_compile_clear(&res);
+    return rc;
+}
+
 static int run(int argc, char **argv)
 {
     enum {
@@ -120,7 +165,9 @@ static int run(int argc, char **argv)
         {"overflow", required_argument, NULL, OPT_OVERFLOW},
         {NULL, 0, NULL, 0},
     };
-    struct cli_atc_job a = {.cmd = &sg_cmd_atc};
+    struct sg_verify_compile_opts a = {0};
+    struct cli_list keep_ops = {0}, keep_nodes = {0};
+    bool print = false, mock = false;
     const char *to_json_om = NULL;
     int rc = SG_EXIT_OK, c;
     /* Everything after "--" goes to atc as it is; getopt must not see it. */
@@ -142,26 +189,26 @@ static int run(int argc, char **argv)
             a.soc = optarg;
             break;
         case OPT_SHAPE:
-            a.shape = optarg;
+            a.input_shape = optarg;
             break;
         case OPT_PREC:
             a.precision = optarg;
             break;
         case OPT_KEEP_FILE:
-            a.keep_file = optarg;
+            a.keep_dtype = optarg;
             break;
         case OPT_KEEP:
         case OPT_KEEP_NODES:
-            if (!cli_list_add_commas(c == OPT_KEEP ? &a.keep_ops : &a.keep_nodes, optarg)) {
+            if (!cli_list_add_commas(c == OPT_KEEP ? &keep_ops : &keep_nodes, optarg)) {
                 rc = cli_usage(&sg_cmd_atc, "bad list '%s' for %s", optarg, argv[optind - 1]);
                 goto out;
             }
             break;
         case OPT_CUSTOM:
-            a.customize = optarg;
+            a.customize_dtypes = optarg;
             break;
         case OPT_OPMODE:
-            a.opmode = optarg;
+            a.op_precision_mode = optarg;
             break;
         case OPT_FUSION:
             a.fusion = optarg;
@@ -170,13 +217,13 @@ static int run(int argc, char **argv)
             a.log = optarg;
             break;
         case OPT_PRINT:
-            a.print = true;
+            print = true;
             break;
         case OPT_JSON:
             to_json_om = optarg;
             break;
         case OPT_MOCK:
-            a.mock = true;
+            mock = true;
             break;
         case OPT_OVERFLOW:
             a.overflow = optarg;
@@ -198,8 +245,8 @@ static int run(int argc, char **argv)
             rc = cli_usage(&sg_cmd_atc, "--to-json takes no MODEL ('%s')", argv[optind]);
             goto out;
         }
-        if (a.soc || a.shape || a.precision || a.keep_file || a.keep_ops.n || a.keep_nodes.n ||
-            a.customize || a.opmode || a.fusion || a.log || a.mock || a.overflow) {
+        if (a.soc || a.input_shape || a.precision || a.keep_dtype || keep_ops.n || keep_nodes.n ||
+            a.customize_dtypes || a.op_precision_mode || a.fusion || a.log || mock || a.overflow) {
             rc = cli_usage(&sg_cmd_atc, "--to-json takes only -o JSON, --print and -- ATC ARGS");
             goto out;
         }
@@ -207,7 +254,7 @@ static int run(int argc, char **argv)
             rc = cli_usage(&sg_cmd_atc, "missing -o JSON");
             goto out;
         }
-        rc = cli_atc_to_json(&sg_cmd_atc, to_json_om, a.out, a.extra, a.n_extra, a.print);
+        rc = to_json(to_json_om, a.out, a.extra, a.n_extra, print);
         goto out;
     }
     if (optind >= n_ours) {
@@ -224,9 +271,21 @@ static int run(int argc, char **argv)
         rc = cli_usage(&sg_cmd_atc, !a.out ? "missing -o OUT_PREFIX" : "missing --soc SOC");
         goto out;
     }
-    rc = cli_atc_compile(&a);
+    if (print && mock) {
+        rc = cli_usage(&sg_cmd_atc, "--print shows the real atc command; --mock runs the mock "
+                                    "compiler: give one of them");
+        goto out;
+    }
+    a.compiler = print  ? SG_VERIFY_COMPILER_PRINT
+                 : mock ? SG_VERIFY_COMPILER_MOCK
+                        : SG_VERIFY_COMPILER_AUTO;
+    a.keep_ops = (const char *const *)keep_ops.v;
+    a.n_keep_ops = keep_ops.n;
+    a.keep_nodes = (const char *const *)keep_nodes.v;
+    a.n_keep_nodes = keep_nodes.n;
+    rc = compile(&a);
 out:
-    cli_list_free(&a.keep_ops);
-    cli_list_free(&a.keep_nodes);
+    cli_list_free(&keep_ops);
+    cli_list_free(&keep_nodes);
     return rc;
 }

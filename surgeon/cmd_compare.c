@@ -1,13 +1,15 @@
 /*
  * cmd_compare.c - `surgeon compare`: compare a target run's dumps with a
  * golden run's, layer by layer, and say which operator breaks the model;
- * or, given a MODEL, make both runs first (compare_e2e.c).
+ * or, given a MODEL, make both runs first (sg_verify_compare_model). This
+ * file parses, prints and exits; the work is the library's.
  */
 #include "cli.h"
-#include "compare_e2e.h"
+#include "progress.h"
 #include "sg_alloc.h"
 #include "sg_compare.h"
 #include "sg_io.h"
+#include "sg_verify.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -77,44 +79,6 @@ const struct sg_command sg_cmd_compare = {
     run,
 };
 
-void cli_progress_show(struct cli_progress *p, const char *text)
-{
-    if (!p->on)
-        return;
-    if (!text) {
-        if (p->width)
-            fprintf(stderr, "\r%*s\r", (int)p->width, "");
-        p->width = 0;
-        return;
-    }
-    size_t len = strlen(text);
-    if (len > 79)
-        len = 79;
-    fprintf(stderr, "\r%-*.*s", (int)(p->width > len ? p->width : len), (int)len, text);
-    p->width = len;
-}
-
-void cli_compare_progress(void *ctx, size_t done, size_t total, const char *name)
-{
-    struct cli_progress *p = ctx;
-    if (!p->on)
-        return;
-    if (!name) {
-        cli_progress_show(p, NULL);
-        return;
-    }
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    double since =
-        (double)(now.tv_sec - p->last.tv_sec) + (double)(now.tv_nsec - p->last.tv_nsec) * 1e-9;
-    if (done > 0 && since < 0.1)
-        return;
-    p->last = now;
-    char line[512];
-    snprintf(line, sizeof line, "comparing %zu/%zu %s", done + 1, total, name);
-    cli_progress_show(p, line);
-}
-
 static bool parse_threshold(const char *s, double lo, double hi, double *out)
 {
     char *end;
@@ -151,8 +115,13 @@ static void print_result(const sg_compare_result *r, const char *csv, const char
     printf("reports: %s, %s/result.json, %s/report.html\n", csv, out_dir, out_dir);
 }
 
-int cli_compare_conclude(const sg_compare_result *r, const char *csv, const char *out_dir,
-                         bool quiet)
+/*
+ * Print the result (unless quiet) and the files that could not be read;
+ * return the exit code: 1 when dumps were unreadable or the network
+ * outputs could not be compared (said on stderr), 3 when they fail, 0 when
+ * they pass.
+ */
+static int conclude(const sg_compare_result *r, const char *csv, const char *out_dir, bool quiet)
 {
     if (!quiet)
         print_result(r, csv, out_dir);
@@ -175,6 +144,37 @@ int cli_compare_conclude(const sg_compare_result *r, const char *csv, const char
     return SG_EXIT_OK;
 }
 
+/* The end-to-end form: options checked (usage errors, exit 2), then the
+ * library's workflow (bad input, exit 1), then the verdict. */
+static int compare_model(const struct sg_verify_compare_opts *o, bool quiet)
+{
+    struct sg_diag d = {0};
+    enum sg_verify_target kind = sg_verify_target_of(o->target);
+    if (sg_verify_compare_check(o, kind, &d))
+        return cli_usage(&sg_cmd_compare, "%s", d.msg);
+    if (kind == SG_VERIFY_TARGET_FILE) {
+        if (sg_verify_target_classify(o->target, &kind, &d))
+            return cli_fail(&d);
+        if (sg_verify_compare_check(o, kind, &d))
+            return cli_usage(&sg_cmd_compare, "%s", d.msg);
+    }
+    struct cli_reporter rep;
+    cli_reporter_init(&rep, quiet);
+    struct sg_verify_events ev = cli_reporter_events(&rep);
+    sg_verify_compare_result *res = NULL;
+    if (sg_verify_compare_model(o, &ev, &res, &d)) {
+        cli_progress_show(&rep.prog, NULL);
+        cli_fail(&d);
+        cli_error("nothing was written to %s", o->out);
+        return SG_EXIT_FAIL;
+    }
+    int rc = conclude(res->compare, res->csv, res->out, quiet);
+    if (!quiet && rc != SG_EXIT_FAIL)
+        printf("repeat: %s\n", res->repeat);
+    sg_verify_compare_free(res);
+    return rc;
+}
+
 /* The dump-folder form. */
 static int compare_dumps(const struct sg_compare_opts *o, const char *model_path,
                          const char *out_dir, bool quiet)
@@ -188,9 +188,9 @@ static int compare_dumps(const struct sg_compare_opts *o, const char *model_path
         opts.model = model;
         opts.model_label = model_path;
     }
-    struct cli_progress prog = {.on = !quiet && isatty(STDERR_FILENO)};
-    opts.progress.fn = cli_compare_progress;
-    opts.progress.ctx = &prog;
+    struct cli_reporter rep;
+    cli_reporter_init(&rep, quiet);
+    opts.progress = cli_reporter_events(&rep).compare;
     sg_compare_result *r = NULL;
     int rc = SG_EXIT_OK;
     char *csv = NULL;
@@ -202,7 +202,7 @@ static int compare_dumps(const struct sg_compare_opts *o, const char *model_path
         rc = cli_fail(&diag);
         goto out;
     }
-    rc = cli_compare_conclude(r, csv, out_dir, quiet);
+    rc = conclude(r, csv, out_dir, quiet);
 out:
     sg_free(csv);
     sg_compare_result_free(r);
@@ -260,8 +260,11 @@ static int run(int argc, char **argv)
     };
     struct sg_compare_opts opts;
     sg_compare_opts_init(&opts);
-    struct cli_e2e e = {.argc = argc, .argv = argv};
-    cli_inputs_init(&e.inputs);
+    struct sg_verify_compare_opts e = {0};
+    struct sg_verify_inputs inputs;
+    struct cli_list keep_ops = {0}, keep_nodes = {0};
+    sg_verify_inputs_init(&inputs);
+    bool quiet = false;
     const char *model_path = NULL, *target_long = NULL;
     char e2e_only[32] = ""; /* an option only the end-to-end form takes */
     int rc = SG_EXIT_OK, c, li = -1;
@@ -296,7 +299,7 @@ static int run(int argc, char **argv)
             e.out = optarg;
             break;
         case 'q':
-            e.quiet = true;
+            quiet = true;
             break;
         case OPT_COSINE:
             th = &opts.thresholds.cosine, lo = -1, hi = 1;
@@ -323,12 +326,12 @@ static int run(int argc, char **argv)
             e.fusion = optarg, memcpy(e2e_only, opt, sizeof opt);
             break;
         case OPT_KEEP_FILE:
-            e.keep_file = optarg, memcpy(e2e_only, opt, sizeof opt);
+            e.keep_dtype = optarg, memcpy(e2e_only, opt, sizeof opt);
             break;
         case OPT_KEEP:
         case OPT_KEEP_NODES:
             memcpy(e2e_only, opt, sizeof opt);
-            if (!cli_list_add_commas(c == OPT_KEEP ? &e.keep_ops : &e.keep_nodes, optarg)) {
+            if (!cli_list_add_commas(c == OPT_KEEP ? &keep_ops : &keep_nodes, optarg)) {
                 rc = cli_usage(&sg_cmd_compare, "bad list '%s' for %s", optarg, opt);
                 goto out;
             }
@@ -338,7 +341,7 @@ static int run(int argc, char **argv)
             break;
         case 'i':
             memcpy(e2e_only, opt, sizeof opt);
-            if (!cli_inputs_add_file(&e.inputs, optarg)) {
+            if (!sg_verify_inputs_add_file(&inputs, optarg)) {
                 cli_error("out of memory");
                 rc = SG_EXIT_FAIL;
                 goto out;
@@ -346,22 +349,22 @@ static int run(int argc, char **argv)
             break;
         case OPT_SHAPE:
             memcpy(e2e_only, opt, sizeof opt);
-            if (!cli_inputs_add_shapes(&e.inputs, optarg)) {
+            if (!sg_verify_inputs_add_shapes(&inputs, optarg)) {
                 rc = cli_usage(&sg_cmd_compare, "bad --input-shape '%s' (want %s)", optarg,
-                               CLI_INPUT_SHAPE_SYNTAX);
+                               SG_VERIFY_SHAPE_SYNTAX);
                 goto out;
             }
             break;
         case OPT_RANDOM:
             memcpy(e2e_only, opt, sizeof opt);
-            if (!cli_inputs_set_seed(&e.inputs, optarg)) {
+            if (!sg_verify_inputs_set_seed(&inputs, optarg)) {
                 rc = cli_usage(&sg_cmd_compare, "bad --random seed '%s'", optarg);
                 goto out;
             }
             break;
         case OPT_RANGE:
             memcpy(e2e_only, opt, sizeof opt);
-            if (!cli_inputs_set_range(&e.inputs, optarg)) {
+            if (!sg_verify_inputs_set_range(&inputs, optarg)) {
                 rc = cli_usage(&sg_cmd_compare, "bad --range '%s' (want LO,HI with LO < HI)",
                                optarg);
                 goto out;
@@ -409,7 +412,12 @@ static int run(int argc, char **argv)
         e.dumps = opts.target_dir;
         e.map = opts.map_path;
         e.thresholds = opts.thresholds;
-        rc = cli_compare_e2e(&e);
+        e.inputs = &inputs;
+        e.keep_ops = (const char *const *)keep_ops.v;
+        e.n_keep_ops = keep_ops.n;
+        e.keep_nodes = (const char *const *)keep_nodes.v;
+        e.n_keep_nodes = keep_nodes.n;
+        rc = compare_model(&e, quiet);
         goto out;
     }
 
@@ -437,10 +445,10 @@ static int run(int argc, char **argv)
         rc = cli_usage(&sg_cmd_compare, "missing -o OUT");
         goto out;
     }
-    rc = compare_dumps(&opts, model_path, e.out, e.quiet);
+    rc = compare_dumps(&opts, model_path, e.out, quiet);
 out:
-    cli_inputs_free(&e.inputs);
-    cli_list_free(&e.keep_ops);
-    cli_list_free(&e.keep_nodes);
+    sg_verify_inputs_free(&inputs);
+    cli_list_free(&keep_ops);
+    cli_list_free(&keep_nodes);
     return rc;
 }

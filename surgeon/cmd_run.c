@@ -12,13 +12,13 @@
  * is refused.
  */
 #include "cli.h"
-#include "inputs.h"
-#include "outdir.h"
+#include "sg_outdir.h"
 #include "sg_alloc.h"
 #include "sg_dump.h"
 #include "sg_io.h"
 #include "sg_mockom.h"
 #include "sg_runtime.h"
+#include "sg_verify.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -58,7 +58,8 @@ const struct sg_command sg_cmd_run = {
     "  --dump all|outputs    every node output of the main graph, or only the\n"
     "                        graph outputs (default)\n"
     "  --threads N           BLAS threads (default: OpenBLAS's choice)\n"
-    "  --check               list every node without a kernel and exit (0: none)\n\n"
+    "  --check               list every node without a kernel or without an input\n"
+    "                        its kernel requires, and exit (0: none)\n\n"
     "Bad input (unknown name, missing input, wrong dtype, shape or size, a shape\n"
     "a node cannot take) is an error naming the input or node and both shapes.\n",
     run,
@@ -84,10 +85,10 @@ static int check_only(sg_model *m)
     size_t n = sg_rt_check(m, print_missing, &mc);
     size_t total = sg_graph_count_nodes(m->graph, true);
     if (n == 0) {
-        printf("every node has a kernel (%zu nodes)\n", total);
+        printf("every node has a kernel and the inputs it requires (%zu nodes)\n", total);
         return SG_EXIT_OK;
     }
-    printf("%zu of %zu nodes have no kernel\n", n, total);
+    printf("%zu of %zu nodes have no kernel or lack a required input\n", n, total);
     return SG_EXIT_FAIL;
 }
 
@@ -111,8 +112,8 @@ static int run(int argc, char **argv)
         {"check", no_argument, NULL, 'c'},
         {NULL, 0, NULL, 0},
     };
-    struct cli_inputs in;
-    cli_inputs_init(&in);
+    struct sg_verify_inputs in;
+    sg_verify_inputs_init(&in);
     const char *out = NULL;
     bool check = false;
     int threads = 0;
@@ -122,26 +123,26 @@ static int run(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":i:o:", longopts, NULL)) != -1) {
         switch (c) {
         case 'i':
-            if (!cli_inputs_add_file(&in, optarg)) {
+            if (!sg_verify_inputs_add_file(&in, optarg)) {
                 cli_error("out of memory");
                 goto usage_done;
             }
             break;
         case 's':
-            if (!cli_inputs_add_shapes(&in, optarg)) {
+            if (!sg_verify_inputs_add_shapes(&in, optarg)) {
                 rc = cli_usage(&sg_cmd_run, "bad --input-shape '%s' (want %s)", optarg,
-                               CLI_INPUT_SHAPE_SYNTAX);
+                               SG_VERIFY_SHAPE_SYNTAX);
                 goto usage_done;
             }
             break;
         case 'r':
-            if (!cli_inputs_set_seed(&in, optarg)) {
+            if (!sg_verify_inputs_set_seed(&in, optarg)) {
                 rc = cli_usage(&sg_cmd_run, "bad --random seed '%s'", optarg);
                 goto usage_done;
             }
             break;
         case 'R':
-            if (!cli_inputs_set_range(&in, optarg)) {
+            if (!sg_verify_inputs_set_range(&in, optarg)) {
                 rc = cli_usage(&sg_cmd_run, "bad --range '%s' (want LO,HI with LO < HI)", optarg);
                 goto usage_done;
             }
@@ -209,16 +210,15 @@ static int run(int argc, char **argv)
     sg_rt *rt = NULL;
     sg_dump *dump = NULL;
     char *tmp = NULL, *old = NULL;
-    sg_rt_value **bound = NULL;
-    uint32_t n_req = 0;
-    if (cli_outdir_state(out, RUN_MARKER) == CLI_OUTDIR_OTHER) {
+    struct sg_verify_values bound = {0};
+    if (sg_outdir_state(out, RUN_MARKER) == SG_OUTDIR_OTHER) {
         cli_error("'%s' exists and is not an earlier surgeon run folder; remove it or choose "
                   "another -o",
                   out);
         goto done;
     }
     /* The temp folder lives beside DIR so the final rename is atomic. */
-    if (!(tmp = cli_outdir_temp(out))) {
+    if (!(tmp = sg_outdir_temp(out))) {
         cli_error("cannot create a folder beside '%s': %s", out, strerror(errno));
         goto done;
     }
@@ -247,12 +247,12 @@ static int run(int argc, char **argv)
         goto fail;
 
     /* Bind the inputs: named ones first, then positional ones in order. */
-    n_req = sg_rt_n_inputs(rt);
-    if (cli_inputs_load(&in, rt, &bound, &d))
+    if (sg_verify_inputs_load(&in, rt, &bound, &d))
         goto fail;
-    for (uint32_t r = 0; r < n_req; r++) {
-        const char *name = sg_rt_input(rt, r)->name;
-        if (sg_rt_set_input(rt, name, bound[r], &d) || sg_dump_input(dump, name, bound[r], &d))
+    for (uint32_t r = 0; r < bound.n; r++) {
+        const char *name = bound.names[r];
+        if (sg_rt_set_input(rt, name, bound.values[r], &d) ||
+            sg_dump_input(dump, name, bound.values[r], &d))
             goto fail;
     }
 
@@ -263,11 +263,11 @@ static int run(int argc, char **argv)
     double t1 = now_ms();
     if (sg_dump_finish(dump, rt, &d))
         goto fail;
-    if (!cli_outdir_swap(tmp, out, RUN_MARKER, &old)) {
+    if (!sg_outdir_swap(tmp, out, RUN_MARKER, &old)) {
         cli_error("cannot move the results to '%s': %s", out, strerror(errno));
         goto cleanup;
     }
-    cli_outdir_commit(old);
+    sg_outdir_commit(old);
     printf("ran %zu nodes in %.1f ms; %zu tensor%s written to %s\n",
            sg_graph_count_nodes(m->graph, false), t1 - t0, sg_dump_count(dump),
            sg_dump_count(dump) == 1 ? "" : "s", out);
@@ -287,14 +287,14 @@ cleanup:
     sg_dump_free(dump);
     dump = NULL;
     if (tmp)
-        cli_remove_tree(tmp);
+        sg_outdir_remove_tree(tmp);
 done:
-    cli_inputs_values_free(bound, n_req);
+    sg_verify_values_clear(&bound);
     sg_rt_free(rt);
     sg_dump_free(dump);
     sg_free(tmp);
     sg_model_free(m);
 usage_done:
-    cli_inputs_free(&in);
+    sg_verify_inputs_free(&in);
     return rc;
 }

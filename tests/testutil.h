@@ -23,6 +23,7 @@ Suite *suite_compare(void);
 Suite *suite_runtime(void);
 Suite *suite_kernels_nn(void);
 Suite *suite_mock(void);
+Suite *suite_verify(void);
 
 /* Test cases of a suite kept in a file of their own. */
 TCase *tcase_blas(void); /* runtime: check_blas.c */

@@ -1,5 +1,5 @@
-/* outdir.c - result folders written all or nothing (see outdir.h). */
-#include "outdir.h"
+/* outdir.c - result folders written all or nothing (see sg_outdir.h). */
+#include "sg_outdir.h"
 #include "sg_file.h"
 #include "sg_alloc.h"
 
@@ -21,7 +21,7 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
     return remove(path);
 }
 
-void cli_remove_tree(const char *dir)
+void sg_outdir_remove_tree(const char *dir)
 {
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
@@ -40,23 +40,23 @@ static bool dir_is_empty(const char *dir)
     return empty;
 }
 
-enum cli_outdir_state cli_outdir_state(const char *out, const char *marker)
+enum sg_outdir_state sg_outdir_state(const char *out, const char *marker)
 {
     struct stat st;
     if (stat(out, &st) != 0)
-        return errno == ENOENT ? CLI_OUTDIR_ABSENT : CLI_OUTDIR_OTHER;
+        return errno == ENOENT ? SG_OUTDIR_ABSENT : SG_OUTDIR_OTHER;
     if (!S_ISDIR(st.st_mode))
-        return CLI_OUTDIR_OTHER;
+        return SG_OUTDIR_OTHER;
     if (dir_is_empty(out))
-        return CLI_OUTDIR_EMPTY;
+        return SG_OUTDIR_EMPTY;
     char m[4096];
     int n = snprintf(m, sizeof m, "%s/%s", out, marker);
     if (n < 0 || (size_t)n >= sizeof m)
-        return CLI_OUTDIR_OTHER;
-    return access(m, F_OK) == 0 ? CLI_OUTDIR_EARLIER : CLI_OUTDIR_OTHER;
+        return SG_OUTDIR_OTHER;
+    return access(m, F_OK) == 0 ? SG_OUTDIR_EARLIER : SG_OUTDIR_OTHER;
 }
 
-char *cli_outdir_temp(const char *out)
+char *sg_outdir_temp(const char *out)
 {
     size_t len = strlen(out) + 32;
     char *tmp = sg_malloc(len);
@@ -82,17 +82,17 @@ char *cli_outdir_temp(const char *out)
     return tmp;
 }
 
-bool cli_outdir_swap(const char *tmp, const char *out, const char *marker, char **old)
+bool sg_outdir_swap(const char *tmp, const char *out, const char *marker, char **old)
 {
     *old = NULL;
-    switch (cli_outdir_state(out, marker)) {
-    case CLI_OUTDIR_ABSENT:
+    switch (sg_outdir_state(out, marker)) {
+    case SG_OUTDIR_ABSENT:
         return rename(tmp, out) == 0;
-    case CLI_OUTDIR_EMPTY:
+    case SG_OUTDIR_EMPTY:
         if (rmdir(out) != 0)
             return false;
         return rename(tmp, out) == 0;
-    case CLI_OUTDIR_EARLIER:
+    case SG_OUTDIR_EARLIER:
         break;
     default:
         errno = EEXIST;
@@ -123,16 +123,16 @@ bool cli_outdir_swap(const char *tmp, const char *out, const char *marker, char 
     return true;
 }
 
-void cli_outdir_commit(char *old)
+void sg_outdir_commit(char *old)
 {
     if (old)
-        cli_remove_tree(old);
+        sg_outdir_remove_tree(old);
     sg_free(old);
 }
 
-void cli_outdir_rollback(const char *out, char *old)
+void sg_outdir_rollback(const char *out, char *old)
 {
-    cli_remove_tree(out);
+    sg_outdir_remove_tree(out);
     if (old)
         rename(old, out);
     sg_free(old);

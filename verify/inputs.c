@@ -1,55 +1,74 @@
 /*
- * inputs.c - reading a run's inputs from the command line's -i files,
- * --input-shape and --random (see inputs.h).
+ * inputs.c - a run's inputs from a command line's -i files, --input-shape
+ * and --random, and saving them (see sg_verify.h).
  */
-#include "inputs.h"
 #include "sg_alloc.h"
+#include "sg_dumpname.h"
 #include "sg_io.h"
+#include "sg_verify.h"
+
+#include <errno.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-void cli_inputs_init(struct cli_inputs *in)
+void sg_verify_inputs_init(struct sg_verify_inputs *in)
 {
     memset(in, 0, sizeof *in);
     in->lo = 0;
     in->hi = 1;
 }
 
-void cli_inputs_free(struct cli_inputs *in)
+void sg_verify_inputs_free(struct sg_verify_inputs *in)
 {
-    cli_list_free(&in->files);
+    if (!in)
+        return;
+    for (size_t i = 0; i < in->n_files; i++)
+        sg_free(in->files[i]);
+    sg_free(in->files);
     sg_free(in->shapes);
-    in->shapes = NULL;
-    in->n_shapes = in->cap_shapes = 0;
+    sg_verify_inputs_init(in);
 }
 
-bool cli_inputs_add_file(struct cli_inputs *in, const char *arg)
+bool sg_verify_inputs_add_file(struct sg_verify_inputs *in, const char *arg)
 {
-    return cli_list_add(&in->files, arg);
+    if (in->n_files == in->cap_files) {
+        size_t cap = in->cap_files ? in->cap_files * 2 : 4;
+        char **g = sg_realloc(in->files, cap * sizeof *g);
+        if (!g)
+            return false;
+        in->files = g;
+        in->cap_files = cap;
+    }
+    if (!(in->files[in->n_files] = sg_strdup(arg)))
+        return false;
+    in->n_files++;
+    return true;
 }
 
-static struct cli_shape *new_shape(struct cli_inputs *in)
+static struct sg_verify_shape *new_shape(struct sg_verify_inputs *in)
 {
     if (in->n_shapes == in->cap_shapes) {
         size_t cap = in->cap_shapes ? in->cap_shapes * 2 : 4;
-        struct cli_shape *g = sg_realloc(in->shapes, cap * sizeof *g);
+        struct sg_verify_shape *g = sg_realloc(in->shapes, cap * sizeof *g);
         if (!g)
             return NULL;
         in->shapes = g;
         in->cap_shapes = cap;
     }
-    struct cli_shape *a = &in->shapes[in->n_shapes++];
+    struct sg_verify_shape *a = &in->shapes[in->n_shapes++];
     memset(a, 0, sizeof *a);
     return a;
 }
 
-bool cli_inputs_add_shapes(struct cli_inputs *in, const char *s)
+bool sg_verify_inputs_add_shapes(struct sg_verify_inputs *in, const char *s)
 {
     while (*s) {
-        struct cli_shape *a = new_shape(in);
+        struct sg_verify_shape *a = new_shape(in);
         if (!a)
             return false;
         const char *semi = strchr(s, ';');
@@ -81,7 +100,7 @@ bool cli_inputs_add_shapes(struct cli_inputs *in, const char *s)
     return true;
 }
 
-bool cli_inputs_set_seed(struct cli_inputs *in, const char *text)
+bool sg_verify_inputs_set_seed(struct sg_verify_inputs *in, const char *text)
 {
     char *e;
     unsigned long long seed = strtoull(text, &e, 10);
@@ -92,7 +111,7 @@ bool cli_inputs_set_seed(struct cli_inputs *in, const char *text)
     return true;
 }
 
-bool cli_inputs_set_range(struct cli_inputs *in, const char *text)
+bool sg_verify_inputs_set_range(struct sg_verify_inputs *in, const char *text)
 {
     char *e;
     double lo = strtod(text, &e);
@@ -108,7 +127,7 @@ bool cli_inputs_set_range(struct cli_inputs *in, const char *text)
     return true;
 }
 
-static const struct cli_shape *find_shape(const struct cli_inputs *in, const char *name)
+static const struct sg_verify_shape *find_shape(const struct sg_verify_inputs *in, const char *name)
 {
     for (size_t i = 0; i < in->n_shapes; i++)
         if (strcmp(in->shapes[i].name, name) == 0)
@@ -153,7 +172,7 @@ static sg_status random_input(const sg_value *gv, int32_t dtype, const int64_t *
 }
 
 /* The dtype and shape an input file or random value should have. */
-static sg_status input_spec(const sg_value *gv, const struct cli_shape *given, int32_t *dtype,
+static sg_status input_spec(const sg_value *gv, const struct sg_verify_shape *given, int32_t *dtype,
                             int64_t *dims, uint32_t *rank, bool need_shape, struct sg_diag *d)
 {
     const sg_type *t = gv->type;
@@ -200,8 +219,9 @@ static bool has_suffix(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static sg_status load_input(const sg_value *gv, const char *file, const struct cli_shape *given,
-                            sg_rt_value **out, struct sg_diag *d)
+static sg_status load_input(const sg_value *gv, const char *file,
+                            const struct sg_verify_shape *given, sg_rt_value **out,
+                            struct sg_diag *d)
 {
     int32_t dtype;
     int64_t dims[SG_MAX_RANK];
@@ -229,11 +249,98 @@ static sg_status load_input(const sg_value *gv, const char *file, const struct c
     return st;
 }
 
-void cli_inputs_values_free(sg_rt_value **values, uint32_t n)
+char *sg_verify_inputs_shape_text(const struct sg_verify_inputs *in)
 {
-    for (uint32_t r = 0; values && r < n; r++)
-        sg_rt_value_unref(values[r]);
-    sg_free(values);
+    if (!in->n_shapes)
+        return NULL;
+    size_t cap = 1;
+    for (size_t i = 0; i < in->n_shapes; i++)
+        cap += strlen(in->shapes[i].name) + 2 + in->shapes[i].rank * 21;
+    char *s = sg_malloc(cap);
+    if (!s)
+        return NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < in->n_shapes; i++) {
+        const struct sg_verify_shape *sh = &in->shapes[i];
+        len += (size_t)snprintf(s + len, cap - len, "%s%s:", i ? ";" : "", sh->name);
+        for (uint32_t k = 0; k < sh->rank; k++)
+            len += (size_t)snprintf(s + len, cap - len, "%s%lld", k ? "," : "",
+                                    (long long)sh->dims[k]);
+    }
+    return s;
+}
+
+void sg_verify_values_clear(struct sg_verify_values *v)
+{
+    if (!v)
+        return;
+    for (uint32_t r = 0; r < v->n; r++) {
+        if (v->values)
+            sg_rt_value_unref(v->values[r]);
+        if (v->names)
+            sg_free(v->names[r]);
+    }
+    sg_free(v->values);
+    sg_free(v->names);
+    memset(v, 0, sizeof *v);
+}
+
+sg_rt_value *sg_verify_values_find(const struct sg_verify_values *v, const char *name)
+{
+    for (uint32_t r = 0; r < v->n; r++)
+        if (strcmp(v->names[r], name) == 0)
+            return v->values[r];
+    return NULL;
+}
+
+sg_status sg_verify_values_save(const struct sg_verify_values *v, const char *dir, char **files,
+                                struct sg_diag *d)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return sg_diag_set(d, SG_EIO, "cannot create '%s': %s", dir, strerror(errno));
+    char **rel = sg_calloc(v->n + 1, sizeof *rel);
+    if (!rel)
+        return sg_diag_set(d, SG_ENOMEM, "out of memory");
+    sg_status st = SG_OK;
+    for (uint32_t r = 0; r < v->n && !st; r++) {
+        char safe[SG_DUMP_NAME_MAX + 1], name[SG_DUMP_NAME_MAX + 32];
+        sg_dump_sanitize(v->names[r], safe, SG_DUMP_NAME_MAX - 16);
+        /* Two names may sanitize alike: number the later ones. */
+        for (unsigned n = 0;; n++) {
+            if (n)
+                snprintf(name, sizeof name, "%s_%u.npy", safe, n);
+            else
+                snprintf(name, sizeof name, "%s.npy", safe);
+            bool clash = false;
+            for (uint32_t k = 0; k < r; k++)
+                clash |= strcmp(rel[k], name) == 0;
+            if (!clash)
+                break;
+        }
+        size_t plen = strlen(dir) + strlen(name) + 2;
+        char *path = sg_malloc(plen);
+        if (!(rel[r] = sg_strdup(name)) || !path) {
+            sg_free(path);
+            st = sg_diag_set(d, SG_ENOMEM, "out of memory");
+            break;
+        }
+        snprintf(path, plen, "%s/%s", dir, name);
+        struct sg_array a;
+        st = sg_rt_tensor_to_array(v->values[r], &a, d);
+        if (!st) {
+            st = sg_npy_write(path, &a, d);
+            sg_array_free(&a);
+        }
+        sg_free(path);
+    }
+    for (uint32_t r = 0; r < v->n; r++) {
+        if (files && !st)
+            files[r] = rel[r];
+        else
+            sg_free(rel[r]);
+    }
+    sg_free(rel);
+    return st;
 }
 
 /* The input of rt named by the first `len` bytes of s, or n_req. */
@@ -247,11 +354,11 @@ static uint32_t input_named(const sg_rt *rt, const char *s, size_t len)
     return r;
 }
 
-sg_status cli_inputs_load(const struct cli_inputs *in, const sg_rt *rt, sg_rt_value ***values,
-                          struct sg_diag *d)
+sg_status sg_verify_inputs_load(const struct sg_verify_inputs *in, const sg_rt *rt,
+                                struct sg_verify_values *values, struct sg_diag *d)
 {
     uint32_t n_req = sg_rt_n_inputs(rt);
-    size_t n_files = in->files.n;
+    size_t n_files = in->n_files;
     sg_rt_value **bound = sg_calloc(n_req + 1, sizeof *bound);
     /* Per -i: the input it names (n_req: positional) and the file part. */
     uint32_t *named = sg_calloc(n_files + 1, sizeof *named);
@@ -272,7 +379,7 @@ sg_status cli_inputs_load(const struct cli_inputs *in, const sg_rt *rt, sg_rt_va
     /* NAME=FILE names an input when NAME is one; otherwise the whole
      * argument is a file name (that may hold '='), which must exist. */
     for (size_t i = 0; i < n_files; i++) {
-        const char *arg = in->files.v[i];
+        const char *arg = in->files[i];
         const char *eq = strchr(arg, '=');
         named[i] = n_req;
         file[i] = arg;
@@ -335,10 +442,17 @@ sg_status cli_inputs_load(const struct cli_inputs *in, const sg_rt *rt, sg_rt_va
 out:
     sg_free(named);
     sg_free(file);
-    if (st) {
-        cli_inputs_values_free(bound, n_req);
-        bound = NULL;
-    }
-    *values = bound;
+    memset(values, 0, sizeof *values);
+    char **names = st ? NULL : sg_calloc(n_req + 1, sizeof *names);
+    if (!st && !names)
+        st = sg_diag_set(d, SG_ENOMEM, "out of memory");
+    for (uint32_t r = 0; !st && r < n_req; r++)
+        if (!(names[r] = sg_strdup(sg_rt_input(rt, r)->name)))
+            st = sg_diag_set(d, SG_ENOMEM, "out of memory");
+    values->n = n_req;
+    values->names = names;
+    values->values = bound;
+    if (st)
+        sg_verify_values_clear(values);
     return st;
 }

@@ -1,0 +1,84 @@
+/*
+ * run.c - one run of a model with its tensors dumped (sg_verify_run): the
+ * golden run of a model in float32 and the target run of a mock OM share
+ * it, so both see their inputs, dumps and errors the same way.
+ */
+#include "sg_alloc.h"
+#include "sg_mockom.h"
+#include "verify_impl.h"
+
+#include <string.h>
+
+/* Bind every input rt needs from `values`, by name. */
+static sg_status bind(sg_rt *rt, sg_dump *dump, const struct sg_verify_values *values,
+                      const char *label, struct sg_diag *d)
+{
+    for (uint32_t r = 0; r < sg_rt_n_inputs(rt); r++) {
+        const char *name = sg_rt_input(rt, r)->name;
+        sg_rt_value *v = sg_verify_values_find(values, name);
+        if (!v)
+            return sg_diag_set(d, SG_ENOTFOUND,
+                               "%s needs input '%s', which the inputs given do not have: is it "
+                               "compiled from another model?",
+                               label, name);
+        sg_status st = sg_rt_set_input(rt, name, v, d);
+        if (!st)
+            st = sg_dump_input(dump, name, v, d);
+        if (st)
+            return st;
+    }
+    return SG_OK;
+}
+
+sg_status sg_verify_run(sg_model *m, const struct sg_verify_run_opts *o,
+                        const struct sg_verify_inputs *spec, struct sg_verify_values *values,
+                        struct sg_verify_run_info *info, struct sg_diag *d)
+{
+    const char *label = o->label ? o->label : "the model";
+    struct sg_verify_run_info scratch;
+    if (!info)
+        info = &scratch;
+    memset(info, 0, sizeof *info);
+    sg_dump *dump = NULL;
+    sg_rt *rt = NULL;
+    bool made = false;
+    sg_status st = sg_dump_create(o->dump_dir, o->dump, &dump, d);
+    if (st)
+        return st;
+    struct sg_rt_opts opts = {0};
+    opts.threads = o->threads;
+    opts.on_output = sg_dump_observe;
+    opts.observe_ctx = dump;
+    opts.observe_graph_outputs = o->dump == SG_DUMP_OUTPUTS;
+    if (sg_mockom_is(m)) {
+        if ((st = sg_rt_opts_mock(m, &opts, d)))
+            goto out_label;
+        sg_dump_set_device_names(dump, true);
+        info->mock = true;
+        info->soc = sg_model_metadata(m, SG_MOCKOM_META_SOC);
+        info->precision = sg_model_metadata(m, SG_MOCKOM_META_PRECISION);
+        info->overflow = sg_model_metadata(m, SG_MOCKOM_META_OVERFLOW);
+    }
+    if ((st = sg_rt_create(m, &opts, &rt, d)))
+        goto out_label;
+    if (!values->n && spec) {
+        if ((st = sg_verify_inputs_load(spec, rt, values, d)))
+            goto out;
+        made = true;
+    }
+    if ((st = bind(rt, dump, values, label, d)))
+        goto out;
+    if ((st = sg_rt_run(rt, d)) || (st = sg_dump_finish(dump, rt, d)))
+        goto out_label;
+    info->n_tensors = sg_dump_count(dump);
+    goto out;
+out_label:
+    sg_diag_prefix(d, "%s", label);
+out:
+    if (st && made)
+        sg_verify_values_clear(values);
+    /* The writer's thread stops before the caller removes the folder. */
+    sg_dump_free(dump);
+    sg_rt_free(rt);
+    return st;
+}

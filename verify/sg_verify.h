@@ -1,0 +1,362 @@
+/*
+ * sg_verify.h - the workflows that prove a model, as library calls.
+ *
+ * The accuracy workflow of ../shared/BACKGROUND.md is a few steps, each a
+ * call here, so that the end-to-end compare, bisection and single-op checks
+ * share one engine:
+ *
+ *   inputs    struct sg_verify_inputs: a run's inputs as a command line
+ *             gives them (-i files, --input-shape, --random, --range),
+ *             made into values once a model says which ones it needs
+ *   run       sg_verify_run: one run of a model (float32, or a mock OM as
+ *             its compiler decided: float16 emulation) on given values, its
+ *             tensors dumped into a folder
+ *   compile   sg_verify_compile: a model through the real atc or the mock
+ *             compiler, every option checked first; sg_verify_map: the
+ *             `atc --mode=1` map of a compiled model
+ *   compare   sg_compare_run (compare/sg_compare.h) on two dump folders
+ *   all four  sg_verify_compare_model: golden run, compile, target run and
+ *             compare, into a result folder that appears whole or not at
+ *             all (sg_outdir.h)
+ *
+ * A bisection step is the same sequence on a sub-model: sg_verify_run of
+ * the full model once (the golden run), then per step sg_verify_compile of
+ * the sub-model, sg_verify_run of the compiled sub-model on values taken
+ * from the golden dumps (struct sg_verify_values, by name), and
+ * sg_compare_run or sg_metrics_compute on its outputs.
+ *
+ * Contract
+ *   - Nothing here prints or exits. What a person should see while a
+ *     workflow runs comes through struct sg_verify_events: a step starting
+ *     (progress), result lines (info, for stdout), notes (a file written, a
+ *     command about to run, for stderr) and warnings. The caller decides
+ *     where each goes, or drops them.
+ *   - Every call returns an sg_status and fills a struct sg_diag (which may
+ *     be NULL). The *_check calls look at the options alone, touch no file
+ *     and fail only with SG_EINVAL: a caller that checks first tells a usage
+ *     error (the options) from bad input (what the workflow calls report
+ *     after a successful check). The workflow calls run the checks again
+ *     and fail with their SG_EINVAL when skipped.
+ *   - Strings and arrays in option structs are borrowed for the call.
+ *     Results belong to the caller and are freed with their _free or
+ *     _clear (NULL and zeroed results are fine).
+ */
+#ifndef SG_VERIFY_H
+#define SG_VERIFY_H
+
+#include "sg_compare.h"
+#include "sg_dump.h"
+#include "sg_ir.h"
+#include "sg_runtime.h"
+#include "sg_status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------- events */
+
+enum sg_verify_event {
+    SG_VERIFY_PROGRESS, /* a step starts ("golden run (float32)"); text NULL: it ended */
+    SG_VERIFY_INFO,     /* a result line ("golden run: m.onnx in float32, ...") */
+    SG_VERIFY_NOTE,     /* a side effect: a file written, a command about to run */
+    SG_VERIFY_WARNING,  /* something the user should know; the work goes on */
+    SG_VERIFY_EVENT_COUNT
+};
+
+/*
+ * Where a workflow reports. fn may be NULL (events dropped); text is valid
+ * during the call only. A NOTE "running atc: ..." comes right before atc
+ * runs with the caller's stdout and stderr, so a caller that buffers output
+ * flushes it there. `compare` receives the comparison's per-row progress.
+ */
+struct sg_verify_events {
+    void (*fn)(void *ctx, enum sg_verify_event kind, const char *text);
+    void *ctx;
+    struct sg_compare_progress compare;
+};
+
+/* ------------------------------------------------------------- inputs */
+
+/* One --input-shape entry: static dims only (a run needs sizes). */
+struct sg_verify_shape {
+    char name[256];
+    uint32_t rank;
+    int64_t dims[SG_MAX_RANK];
+};
+
+/* A run's inputs as given. Owns its strings; init before use, free after. */
+struct sg_verify_inputs {
+    char **files; /* -i arguments as given: FILE or NAME=FILE */
+    size_t n_files, cap_files;
+    struct sg_verify_shape *shapes;
+    size_t n_shapes, cap_shapes;
+    bool random, have_range;
+    unsigned long long seed;
+    double lo, hi; /* --range, default [0, 1) */
+};
+
+/* The shape-argument syntax, for usage messages. */
+#define SG_VERIFY_SHAPE_SYNTAX "\"x:1,3,224,224;y:4\""
+
+/* Empty: no files, no shapes, no random values, range [0, 1). */
+void sg_verify_inputs_init(struct sg_verify_inputs *in);
+/* Free what `in` holds and leave it empty. NULL is a no-op. */
+void sg_verify_inputs_free(struct sg_verify_inputs *in);
+
+/* Record one -i argument (copied). False when out of memory. */
+bool sg_verify_inputs_add_file(struct sg_verify_inputs *in, const char *arg);
+
+/* Parse "x:1,3,224,224;y:4" (a name may hold ':'; the last one ends it).
+ * False on bad syntax, a negative dim or out of memory. */
+bool sg_verify_inputs_add_shapes(struct sg_verify_inputs *in, const char *text);
+
+/* --random SEED (a decimal integer); false when it is not one. */
+bool sg_verify_inputs_set_seed(struct sg_verify_inputs *in, const char *text);
+
+/* --range LO,HI with LO < HI; false otherwise. */
+bool sg_verify_inputs_set_range(struct sg_verify_inputs *in, const char *text);
+
+/* The --input-shape entries as ATC's --input_shape text ("x:1,3;y:4"),
+ * sg_malloc'd; NULL when there are none or when out of memory. */
+char *sg_verify_inputs_shape_text(const struct sg_verify_inputs *in);
+
+/* Named runtime values: a run's inputs. Owns names and references. */
+struct sg_verify_values {
+    uint32_t n;
+    char **names;
+    sg_rt_value **values;
+};
+
+/* Unref and free everything; v is left empty. NULL is a no-op. */
+void sg_verify_values_clear(struct sg_verify_values *v);
+
+/* The value named `name`, borrowed, or NULL. */
+sg_rt_value *sg_verify_values_find(const struct sg_verify_values *v, const char *name);
+
+/*
+ * The value of every input rt needs (sg_rt_n_inputs), in its order, into
+ * *out (which must be empty): named -i files first, then positional ones in
+ * model order, then random values for the rest when in->random. Errors name
+ * the input and the file: an --input-shape or -i NAME that is no input of
+ * the model (SG_ENOTFOUND), an input given twice (SG_EDUP), more files than
+ * inputs (SG_EINVAL), an input not given (SG_EUNDEF), and the file readers'
+ * errors (wrong dtype, shape or size). *out is empty on failure.
+ */
+sg_status sg_verify_inputs_load(const struct sg_verify_inputs *in, const sg_rt *rt,
+                                struct sg_verify_values *out, struct sg_diag *diag);
+
+/*
+ * Save each value as DIR/<name>.npy, DIR created if missing; names are
+ * sanitized as dumps are ('.' and '/' as '_') and numbered where two would
+ * share a file (a_b.npy, a_b_1.npy). files[i] (may be NULL) receives the
+ * sg_malloc'd file name of value i, relative to DIR. SG_EIO names the file;
+ * SG_ENOMEM.
+ */
+sg_status sg_verify_values_save(const struct sg_verify_values *v, const char *dir, char **files,
+                                struct sg_diag *diag);
+
+/* ---------------------------------------------------------------- run */
+
+struct sg_verify_run_opts {
+    const char *dump_dir;   /* an existing folder, private to the run: dumps go there */
+    enum sg_dump_mode dump; /* which tensors are dumped */
+    int threads;            /* BLAS threads; 0: the BLAS default */
+    const char *label;      /* how messages name the model (its path); NULL: "the model" */
+};
+
+/* What a run did. Strings point into the model (valid while it lives). */
+struct sg_verify_run_info {
+    size_t n_tensors;      /* tensor files written */
+    bool mock;             /* the model was a mock OM, run with float16 emulation */
+    const char *soc;       /* mock OM: its SoC, precision mode and overflow mode */
+    const char *precision; /*   (NULL when the file does not say) */
+    const char *overflow;
+};
+
+/*
+ * Run model m once with its tensors dumped into o->dump_dir (msit's ONNX
+ * names; for a mock OM, device dump names and the numerics its compiler
+ * chose), the inputs saved in the dump folder too (inputs/<name>.npy).
+ * Inputs: when *values is empty and spec is given, they are made from spec
+ * for the inputs m needs and left in *values for the caller (to free with
+ * sg_verify_values_clear, or to give to the next run); otherwise every
+ * input m needs is taken from *values by name (SG_ENOTFOUND names one it
+ * lacks, saying the model may be compiled from another). info may be NULL.
+ * Statuses: those of sg_rt_create, sg_rt_opts_mock, sg_verify_inputs_load,
+ * sg_rt_run and the dump writer, the model named by o->label. The folder
+ * may hold partial files on failure.
+ */
+sg_status sg_verify_run(sg_model *m, const struct sg_verify_run_opts *o,
+                        const struct sg_verify_inputs *spec, struct sg_verify_values *values,
+                        struct sg_verify_run_info *info, struct sg_diag *diag);
+
+/* ------------------------------------------------------------ compile */
+
+enum sg_verify_compiler {
+    SG_VERIFY_COMPILER_AUTO,  /* the real atc when installed, else the mock (a NOTE says so) */
+    SG_VERIFY_COMPILER_ATC,   /* the real atc; SG_ENOTFOUND when it is not installed */
+    SG_VERIFY_COMPILER_MOCK,  /* the mock compiler */
+    SG_VERIFY_COMPILER_PRINT, /* nothing runs: the atc command line is returned */
+    SG_VERIFY_COMPILER_COUNT
+};
+
+/* One compile job, as `surgeon atc` takes it. */
+struct sg_verify_compile_opts {
+    const char *model;       /* required: the ONNX model */
+    const char *out;         /* required: ATC's --output prefix (ATC adds .om) */
+    const char *soc;         /* required: --soc_version */
+    const char *input_shape; /* ATC's --input_shape text; NULL: none */
+    const char *precision;   /* a precision mode's name (sg_precision_mode_find); NULL: ATC's */
+    const char *keep_dtype;  /* files ATC reads, given by the user; NULL: none */
+    const char *customize_dtypes;
+    const char *op_precision_mode;
+    const char *fusion;            /* "off" (written as OUT.fusion_switch.cfg) or a switch file */
+    const char *log;               /* ATC's --log level; NULL: none */
+    const char *overflow;          /* the mock's "inf" or "saturation"; NULL: the SoC's */
+    const char *const *keep_ops;   /* op types kept in float32 (OUT.keep_dtype.cfg) */
+    size_t n_keep_ops;             /*   excludes keep_dtype */
+    const char *const *keep_nodes; /* node names kept in float32 (the same file) */
+    size_t n_keep_nodes;
+    enum sg_verify_compiler compiler;
+    const char *const *extra; /* atc arguments after "--", passed as given */
+    size_t n_extra;
+    const char *shown; /* how messages name `out`; NULL: as it is */
+};
+
+/* What a compile (or map) job did. Clear with sg_verify_compile_clear. */
+struct sg_verify_compile_result {
+    enum sg_verify_compiler compiler; /* the one that ran (never AUTO) */
+    char *command;                    /* the atc command line (PRINT: the answer) */
+    int atc_exit;                     /* atc's exit status when it ran, else 0 */
+};
+
+void sg_verify_compile_clear(struct sg_verify_compile_result *r);
+
+/*
+ * The options of a compile job, alone: SoC name, precision mode, log level,
+ * --overflow (and that only the mock takes it), --input-shape syntax,
+ * keep_dtype file against --keep lists, the entries of those lists, print
+ * against mock, and the atc command line (extra arguments that set what
+ * surgeon sets). Reads no file; with COMPILER_AUTO it looks for atc to know
+ * whether the mock will run. SG_EINVAL with the message of a usage error;
+ * SG_ENOMEM.
+ */
+sg_status sg_verify_compile_check(const struct sg_verify_compile_opts *o, struct sg_diag *diag);
+
+/*
+ * Check (as above), then read and check the model and every file ATC would
+ * read (errors name file:line:column), build in memory what surgeon writes
+ * for ATC (OUT.keep_dtype.cfg, OUT.fusion_switch.cfg) and, for the mock,
+ * the compiled model; only then write: the files, and OUT.om + OUT.json
+ * (mock), or run atc (its output streams through). Nothing is written when
+ * a check fails. result may be NULL. SG_EIO when atc fails (its exit status
+ * in result->atc_exit and the message), SG_ENOTFOUND when atc is needed and
+ * not installed; the readers', the mock compiler's and the writers'
+ * statuses otherwise.
+ */
+sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
+                            const struct sg_verify_events *ev,
+                            struct sg_verify_compile_result *result, struct sg_diag *diag);
+
+/*
+ * The `atc --mode=1` map of compiled model `om` into `json`: for a mock OM
+ * surgeon writes it; otherwise atc runs (`atc --mode=1 --om=OM --json=JSON
+ * [extra...]`), or with print its command line is returned in
+ * result->command. SG_EINVAL when the arguments do not fit (a usage error:
+ * print or extra with a mock OM, an extra argument setting --om or
+ * --json); SG_ENOTFOUND when om is no file, json's folder does not exist
+ * or atc is not installed; SG_EIO when atc fails (result->atc_exit).
+ */
+sg_status sg_verify_map(const char *om, const char *json, const char *const *extra, size_t n_extra,
+                        bool print, const struct sg_verify_events *ev,
+                        struct sg_verify_compile_result *result, struct sg_diag *diag);
+
+/* ------------------------------------------- the end-to-end comparison */
+
+enum sg_verify_target {
+    SG_VERIFY_TARGET_MOCK,    /* "mock": the mock compiler; the mock OM runs here */
+    SG_VERIFY_TARGET_ATC,     /* "atc": the real compiler; dumps from the device */
+    SG_VERIFY_TARGET_FILE,    /* a compiled model not yet read (before classify) */
+    SG_VERIFY_TARGET_MOCK_OM, /* a mock OM file: runs here */
+    SG_VERIFY_TARGET_REAL_OM, /* any other file: a real OM; dumps from the device */
+    SG_VERIFY_TARGET_COUNT
+};
+
+struct sg_verify_compare_opts {
+    const char *model;                     /* required: MODEL.onnx */
+    const char *target;                    /* required: "mock", "atc" or a compiled model */
+    const char *dumps;                     /* a real OM's device dumps (-t) */
+    const char *map;                       /* a real OM's `atc --mode=1` JSON (-m) */
+    const char *out;                       /* required: the result folder */
+    const struct sg_verify_inputs *inputs; /* required */
+    /* Compile options, as sg_verify_compile_opts takes them (targets mock, atc). */
+    const char *soc, *precision, *keep_dtype, *fusion, *overflow;
+    const char *const *keep_ops;
+    size_t n_keep_ops;
+    const char *const *keep_nodes;
+    size_t n_keep_nodes;
+    struct sg_thresholds thresholds;
+    int threads; /* BLAS threads of both runs; 0: the BLAS default */
+};
+
+/* What the end-to-end compare made. Free with sg_verify_compare_free. */
+typedef struct sg_verify_compare_result {
+    enum sg_verify_target target; /* the kind the target turned out to be */
+    sg_compare_result *compare;   /* the comparison */
+    char *out;                    /* the result folder, as reports name it */
+    char *csv;                    /* OUT/result_<timestamp>.csv */
+    char *repeat;                 /* the command that repeats the run on the saved inputs */
+    char *compiled;               /* the compiled model (OUT/<model>.om or the given one) */
+    char *map_path;               /* the map the comparison read */
+    char *target_dumps;           /* the target's dumps (OUT/target or -t) */
+    size_t golden_tensors, target_tensors;
+} sg_verify_compare_result;
+
+void sg_verify_compare_free(sg_verify_compare_result *r);
+
+/* "mock" and "atc" are those targets; anything else is TARGET_FILE. */
+enum sg_verify_target sg_verify_target_of(const char *target);
+
+/*
+ * What the compiled model at `path` is: TARGET_MOCK_OM (an ONNX file with
+ * the mock OM marker, checked) or TARGET_REAL_OM (anything that does not
+ * read as ONNX). Fails, never with SG_EINVAL, when there is no such file
+ * (SG_ENOTFOUND), when it is an ONNX model that is not compiled, or when a
+ * mock OM is of another format version.
+ */
+sg_status sg_verify_target_classify(const char *path, enum sg_verify_target *kind,
+                                    struct sg_diag *diag);
+
+/*
+ * The options of an end-to-end compare for a target of `kind` (from
+ * sg_verify_target_of, then sg_verify_target_classify for a file; with
+ * TARGET_FILE only what holds for any compiled model is checked): -o
+ * present, --range only with --random, compile options only where there
+ * is a compile (and checked as sg_verify_compile_check does), -t and -m
+ * only for a real OM (-t required there and for atc). SG_EINVAL only.
+ */
+sg_status sg_verify_compare_check(const struct sg_verify_compare_opts *o,
+                                  enum sg_verify_target kind, struct sg_diag *diag);
+
+/*
+ * The whole workflow (README "surgeon compare MODEL.onnx --target"):
+ * classify and check (as above); check the input (MODEL loads and is not a
+ * mock OM, OUT may be replaced, nothing this run reads lies inside OUT, atc
+ * is installed where it is needed, -t is a folder); then in a temporary
+ * folder beside OUT: the golden run (MODEL in float32, every node dumped
+ * into golden/, its inputs saved in inputs/), the compile (as
+ * sg_verify_compile into <model>.om and .json; atc --mode=1 maps a real OM
+ * unless -m gave the map), the target run (a mock OM on the very inputs,
+ * dumped as device dumps into target/; a real OM's dumps come from -t) and
+ * run.json (what ran, the command that repeats it); that folder becomes
+ * OUT, and the comparison (sg_compare_run + sg_compare_write_reports) runs
+ * on OUT's paths. On any failure OUT is as it was before and *out is NULL.
+ * On success *out holds the comparison: whether the network outputs pass
+ * is its analysis' verdict, not the status.
+ */
+sg_status sg_verify_compare_model(const struct sg_verify_compare_opts *o,
+                                  const struct sg_verify_events *ev, sg_verify_compare_result **out,
+                                  struct sg_diag *diag);
+
+#endif
