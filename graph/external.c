@@ -211,7 +211,7 @@ static sg_status resolve_one(sg_tensor *t, void *ctx)
     if (numel < 0)
         return sg_diag_set(c->diag, SG_ERANGE, "tensor '%s' has negative or overflowing dims",
                            tname);
-    if (sg_dtype_size(t->dtype) && want != length)
+    if (sg_dtype_bits(t->dtype) && want != length)
         return sg_diag_set(c->diag, SG_ESHAPE,
                            "tensor '%s' has %" PRIu64
                            " bytes of external data but dims %s need %zu",

@@ -276,8 +276,15 @@ sg_status sg_bin_read(const char *path, int32_t dtype, const int64_t *dims, uint
         sg_array_free(&a);
         return st;
     }
+    size_t packed;
     if (len == a.nbytes) {
         memcpy(a.data, buf, len);
+        if (sg_dtype_is_4bit(dtype)) /* one element a byte: its low nibble */
+            for (size_t i = 0; i < len; i++)
+                ((uint8_t *)a.data)[i] = sg_dtype_nibble(dtype, buf[i]);
+    } else if (sg_dtype_is_4bit(dtype) &&
+               sg_dtype_storage_bytes(dtype, (int64_t)a.nbytes, &packed) && len == packed) {
+        sg_dtype_unpack4(dtype, buf, a.nbytes, a.data);
     } else if (dtype == SG_DTYPE_FLOAT && len * 2 == a.nbytes) {
         /* msit convention: a float16 file for a float32 input. */
         for (size_t i = 0; i < len / 2; i++) {
@@ -307,7 +314,7 @@ sg_status sg_tensor_file_read(const char *path, int32_t dtype, const int64_t *di
                               struct sg_array *out, struct sg_diag *diag)
 {
     if (has_suffix(path, ".npy"))
-        return sg_npy_read(path, out, diag);
+        return sg_npy_read_as(path, dtype, out, diag);
     if (has_suffix(path, ".pb"))
         return sg_pb_read(path, out, diag);
     if (has_suffix(path, ".bin"))

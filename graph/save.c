@@ -72,6 +72,17 @@ struct saver {
     uint64_t data_end; /* next free offset in the new data file */
 };
 
+/* Is blob one of m's own data files? A tensor m shares with a model it
+ * keeps (concat) lives in a file relative to that model's folder: its
+ * bytes are copied, never referenced under m's folder. */
+static bool own_mapping(const sg_model *m, const sg_blob *blob)
+{
+    for (size_t i = 0; i < m->n_mappings; i++)
+        if (m->mappings[i] == blob)
+            return true;
+    return false;
+}
+
 /* Where tensor t goes; new external tensors get the next offset. */
 static void decide(struct saver *S, struct sg__tensor_plan *pl)
 {
@@ -79,14 +90,14 @@ static void decide(struct saver *S, struct sg__tensor_plan *pl)
     size_t threshold = o->size_threshold ? o->size_threshold : DEFAULT_THRESHOLD;
     sg_tensor *t = pl->t;
     size_t bytes = tensor_bytes(t);
-    bool can_move = t->dtype != SG_DTYPE_STRING && sg_dtype_size(t->dtype) &&
+    bool can_move = t->dtype != SG_DTYPE_STRING && sg_dtype_bits(t->dtype) &&
                     !sg_tensor_get_extra(t)->has_segment;
     pl->len = bytes;
     if (sg_tensor_is_external(t)) {
         if (o->ext_mode == SG_EXT_INLINE)
             pl->how = SG__KEEP_INLINE;
         else if (o->ext_mode == SG_EXT_AUTO && S->L->same_folder && !S->data_name_is_kept &&
-                 t->extra->ext_blob)
+                 t->extra->ext_blob && own_mapping(S->m, t->extra->ext_blob))
             pl->how = SG__KEEP_EXTERNAL;
         else if (o->ext_mode == SG_EXT_FILE && bytes < threshold)
             pl->how = SG__KEEP_INLINE;
@@ -190,7 +201,7 @@ static sg_status write_data_file(struct saver *S, const struct layout *L, char *
             }
         } else {
             size_t n;
-            const void *data = sg_tensor_data(S->m, t, &n, S->diag);
+            const void *data = sg__tensor_stored(S->m, t, &n, S->diag);
             if (!data)
                 st = S->diag && S->diag->status ? S->diag->status : SG_EINVAL;
             else

@@ -357,8 +357,8 @@ double sg_rt_get_f64(const sg_rt_value *t, int64_t i)
         return ((const uint32_t *)d)[i];
     case SG_DTYPE_UINT64:
         return (double)((const uint64_t *)d)[i];
-    default:
-        return 0;
+    default: /* float8, 4-bit (held one per byte) */
+        return sg_dtype_get_f64(t->dtype, d, (size_t)i);
     }
 }
 
@@ -367,6 +367,7 @@ int64_t sg_rt_get_i64(const sg_rt_value *t, int64_t i)
     const void *d = t->data;
     switch (t->dtype) {
     case SG_DTYPE_INT8:
+    case SG_DTYPE_INT4:
         return ((const int8_t *)d)[i];
     case SG_DTYPE_INT16:
         return ((const int16_t *)d)[i];
@@ -375,6 +376,7 @@ int64_t sg_rt_get_i64(const sg_rt_value *t, int64_t i)
     case SG_DTYPE_INT64:
         return ((const int64_t *)d)[i];
     case SG_DTYPE_UINT8:
+    case SG_DTYPE_UINT4:
     case SG_DTYPE_BOOL:
         return ((const uint8_t *)d)[i];
     case SG_DTYPE_UINT16:
@@ -414,6 +416,15 @@ void sg_rt_set_f64(sg_rt_value *t, int64_t i, double v)
         break;
     case SG_DTYPE_BOOL:
         ((uint8_t *)d)[i] = v != 0;
+        break;
+    case SG_DTYPE_FLOAT8E4M3FN:
+    case SG_DTYPE_FLOAT8E4M3FNUZ:
+    case SG_DTYPE_FLOAT8E5M2:
+    case SG_DTYPE_FLOAT8E5M2FNUZ:
+        ((uint8_t *)d)[i] = sg_float_to_fp8(t->dtype, v, SG_FP8_SATURATE);
+        break;
+    case SG_DTYPE_FLOAT4E2M1:
+        ((uint8_t *)d)[i] = sg_float_to_fp4(v);
         break;
     default: {
         int64_t x;
@@ -464,6 +475,10 @@ void sg_rt_set_i64(sg_rt_value *t, int64_t i, int64_t v)
         break;
     case SG_DTYPE_UINT64:
         ((uint64_t *)d)[i] = (uint64_t)v;
+        break;
+    case SG_DTYPE_UINT4:
+    case SG_DTYPE_INT4:
+        ((uint8_t *)d)[i] = sg_int4_wrap(t->dtype, v);
         break;
     default:
         /* The float types; any other (strings, complex) has no integer

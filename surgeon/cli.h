@@ -38,6 +38,9 @@ extern const struct sg_command sg_cmd_keep_dtype;
 extern const struct sg_command sg_cmd_atc;
 extern const struct sg_command sg_cmd_compare;
 extern const struct sg_command sg_cmd_run;
+extern const struct sg_command sg_cmd_extract;
+extern const struct sg_command sg_cmd_split;
+extern const struct sg_command sg_cmd_concat;
 
 /* "surgeon: error: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

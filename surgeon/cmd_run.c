@@ -27,6 +27,7 @@
 #include <time.h>
 
 static int run(int argc, char **argv);
+int sg__run_case(int argc, char **argv, const struct sg_command *cmd);
 
 const struct sg_command sg_cmd_run = {
     "run",
@@ -34,7 +35,8 @@ const struct sg_command sg_cmd_run = {
     "usage: surgeon run MODEL [-i FILE | -i NAME=FILE ...] [--input-shape SHAPES]\n"
     "                   [--random SEED [--range LO,HI]] -o DIR [--dump all|outputs]\n"
     "                   [--threads N] [--max-loop-iterations N]\n"
-    "       surgeon run MODEL --check\n\n"
+    "       surgeon run MODEL --check\n"
+    "       surgeon run --case CASE_DIR\n\n"
     "Run MODEL in float32 (the golden reference) and write the results to DIR:\n"
     "<node>.<output>.<timestamp_us>.npy files in the msit naming (mapping.csv\n"
     "for names too long for a file), inputs/<input>.npy with the inputs used,\n"
@@ -60,6 +62,11 @@ const struct sg_command sg_cmd_run = {
     "  --threads N           BLAS threads (default: OpenBLAS's choice)\n"
     "  --max-loop-iterations N  iterations one Loop node may run before the run\n"
     "                        fails (default 10000000; 0: no limit)\n"
+    "  --case CASE_DIR       run an ONNX backend-test folder (model.onnx and\n"
+    "                        test_data_set_N/) and check its outputs with the\n"
+    "                        backend rule (rtol 1e-3, atol 1e-7): exit 0 pass,\n"
+    "                        3 mismatch; a folder with index.json (extract --all)\n"
+    "                        runs every case it lists\n"
     "  --check               list every node without a kernel or without an input\n"
     "                        its kernel requires, and exit (0: none)\n\n"
     "Bad input (unknown name, missing input, wrong dtype, shape or size, a shape\n"
@@ -101,8 +108,18 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static bool wants_case(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--case") == 0 || strncmp(argv[i], "--case=", 7) == 0)
+            return true;
+    return false;
+}
+
 static int run(int argc, char **argv)
 {
+    if (wants_case(argc, argv))
+        return sg__run_case(argc, argv, &sg_cmd_run);
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},
         {"input-shape", required_argument, NULL, 's'},

@@ -11,6 +11,7 @@
 #include "sg_ir.h"
 
 Suite *suite_graph(void);
+Suite *suite_dtypes(void);
 Suite *suite_io(void);
 Suite *suite_kernels_seq(void);
 Suite *suite_tensorfile(void);

@@ -163,8 +163,9 @@ static sg_status random_input(const sg_value *gv, int32_t dtype, const int64_t *
         double v = lo + (hi - lo) * u;
         if (dtype == SG_DTYPE_BOOL)
             sg_rt_set_i64(*out, i, u < 0.5);
-        else if (sg_dtype_is_float(dtype))
-            sg_rt_set_f64(*out, i, v);
+        else if (sg_dtype_is_float(dtype) || sg_dtype_is_float8(dtype) ||
+                 dtype == SG_DTYPE_FLOAT4E2M1)
+            sg_rt_set_f64(*out, i, v); /* rounded to the type, saturating */
         else
             sg_rt_set_i64(*out, i, (int64_t)floor(v));
     }

@@ -698,6 +698,10 @@ static const struct sg_kernel kernels[] = {
     {"", "Tile", 6, 0, ANY, 0, run_tile, "rr"},
     {"", "Pad", 1, 0, SG_KT_NUMERIC | SG_KT_BOOL, 0, run_pad, "r"},
     {"", "Pad", 11, 0, SG_KT_NUMERIC | SG_KT_BOOL, 0, run_pad, "rro"},
+    /* The narrow types, held one element a byte (sg_runtime.h). */
+    {"", "Pad", 21, 0, SG_KT_NUMERIC | SG_KT_BOOL | SG_KT_F8 | SG_KT_INT4, 0, run_pad, "rroo"},
+    {"", "Pad", 23, 0, SG_KT_NUMERIC | SG_KT_BOOL | SG_KT_F8 | SG_KT_INT4 | SG_KT_F4, 0, run_pad,
+     "rroo"},
     {"", "Trilu", 14, 0, ANY, 0, run_trilu, "ro"},
     {"", "DepthToSpace", 1, 0, ANY, 0, run_depth_space, "r"},
     {"", "SpaceToDepth", 1, 0, ANY, 0, run_depth_space, "r"},
