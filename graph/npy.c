@@ -58,7 +58,9 @@ static const char *parse_str(const char *p, const char *end, char *buf, size_t s
     char q = *p++;
     size_t n = 0;
     while (p < end && *p != q) {
-        if (n + 1 >= size)
+        /* A NUL would end the C string early ('<f4\0junk' read as '<f4'):
+         * no control byte belongs in a key or a dtype. */
+        if (n + 1 >= size || (unsigned char)*p < 0x20 || *p == 0x7f)
             return NULL;
         buf[n++] = *p++;
     }

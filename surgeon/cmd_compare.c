@@ -49,7 +49,7 @@ const struct sg_command sg_cmd_compare = {
     "golden run, OUT/golden; its inputs saved in OUT/inputs), compile it, run the\n"
     "compiled model with every op dumped (OUT/target), compare, and write the\n"
     "reports into OUT. OUT is replaced only when all of that worked; an OUT that\n"
-    "is not an earlier end-to-end compare (run.json) is refused.\n"
+    "holds anything but an earlier end-to-end compare's files is refused.\n"
     "  --target mock        compile with surgeon's mock compiler (OUT/<model>.om and\n"
     "                       .json) and run the mock OM with float16 emulation\n"
     "  --target atc         compile with the real atc and map it with atc --mode=1; the\n"
@@ -369,8 +369,8 @@ static int run(int argc, char **argv)
         case OPT_RANGE:
             memcpy(e2e_only, opt, sizeof opt);
             if (!sg_verify_inputs_set_range(&inputs, optarg)) {
-                rc = cli_usage(&sg_cmd_compare, "bad --range '%s' (want LO,HI with LO < HI)",
-                               optarg);
+                rc = cli_usage(&sg_cmd_compare,
+                               "bad --range '%s' (want LO,HI: finite numbers, LO < HI)", optarg);
                 goto out;
             }
             break;

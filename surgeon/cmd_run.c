@@ -7,16 +7,16 @@
  * device dumps converted to npy.
  *
  * Everything is written into a temporary folder beside DIR and renamed to
- * DIR at the end, so a failed run leaves nothing behind; a DIR from an
- * earlier run (it has manifest.json) is replaced, any other non-empty DIR
- * is refused.
+ * DIR at the end, so a failed run leaves nothing behind; a DIR holding
+ * nothing but an earlier run's files (sg_outdir.h) is replaced, any other
+ * non-empty DIR is refused.
  */
 #include "cli.h"
-#include "sg_outdir.h"
 #include "sg_alloc.h"
 #include "sg_dump.h"
 #include "sg_io.h"
 #include "sg_mockom.h"
+#include "sg_outdir.h"
 #include "sg_runtime.h"
 #include "sg_verify.h"
 
@@ -40,7 +40,8 @@ const struct sg_command sg_cmd_run = {
     "Run MODEL in float32 (the golden reference) and write the results to DIR:\n"
     "<node>.<output>.<timestamp_us>.npy files in the msit naming (mapping.csv\n"
     "for names too long for a file), inputs/<input>.npy with the inputs used,\n"
-    "and manifest.json listing every tensor in execution order.\n"
+    "and manifest.json listing every tensor in execution order. DIR may be absent,\n"
+    "empty or an earlier run's folder holding nothing else (it is replaced).\n"
     "A mock OM (surgeon atc --mock) runs with float16 emulation as compiled (each\n"
     "op in its compute dtype, overflow to inf or saturation) and its dumps are\n"
     "named as device dumps: <OpType>.<OpName>.<task>.<stream>.<timestamp>.output.<i>.npy;\n"
@@ -60,22 +61,19 @@ const struct sg_command sg_cmd_run = {
     "  --dump all|outputs    every node output of the main graph, or only the\n"
     "                        graph outputs (default)\n"
     "  --threads N           BLAS threads (default: OpenBLAS's choice)\n"
-    "  --max-loop-iterations N  iterations one Loop node may run before the run\n"
-    "                        fails (default 10000000; 0: no limit)\n"
     "  --case CASE_DIR       run an ONNX backend-test folder (model.onnx and\n"
     "                        test_data_set_N/) and check its outputs with the\n"
     "                        backend rule (rtol 1e-3, atol 1e-7): exit 0 pass,\n"
     "                        3 mismatch; a folder with index.json (extract --all)\n"
     "                        runs every case it lists\n"
+    "  --max-loop-iterations N  iterations one Loop node may run before the run\n"
+    "                        fails (default 10000000; 0: no limit)\n"
     "  --check               list every node without a kernel or without an input\n"
     "                        its kernel requires, and exit (0: none)\n\n"
     "Bad input (unknown name, missing input, wrong dtype, shape or size, a shape\n"
     "a node cannot take) is an error naming the input or node and both shapes.\n",
     run,
 };
-
-/* The file that marks a folder as an earlier run (replaced by a new one). */
-#define RUN_MARKER "manifest.json"
 
 struct missing_ctx {
     size_t n;
@@ -164,7 +162,8 @@ static int run(int argc, char **argv)
             break;
         case 'R':
             if (!sg_verify_inputs_set_range(&in, optarg)) {
-                rc = cli_usage(&sg_cmd_run, "bad --range '%s' (want LO,HI with LO < HI)", optarg);
+                rc = cli_usage(&sg_cmd_run,
+                               "bad --range '%s' (want LO,HI: finite numbers, LO < HI)", optarg);
                 goto usage_done;
             }
             break;
@@ -237,20 +236,12 @@ static int run(int argc, char **argv)
 
     sg_rt *rt = NULL;
     sg_dump *dump = NULL;
-    char *tmp = NULL, *old = NULL;
+    struct sg_outdir od = {0};
     struct sg_verify_values bound = {0};
-    if (sg_outdir_state(out, RUN_MARKER) == SG_OUTDIR_OTHER) {
-        cli_error("'%s' exists and is not an earlier surgeon run folder; remove it or choose "
-                  "another -o",
-                  out);
-        goto done;
-    }
-    /* The temp folder lives beside DIR so the final rename is atomic. */
-    if (!(tmp = sg_outdir_temp(out))) {
-        cli_error("cannot create a folder beside '%s': %s", out, strerror(errno));
-        goto done;
-    }
-    if (sg_dump_create(tmp, mode, &dump, &d))
+    /* Results go to a folder beside DIR that replaces it at the end. */
+    if (sg_outdir_begin(&od, out, "run", &d))
+        goto fail;
+    if (sg_dump_create(od.tmp, mode, &dump, &d))
         goto fail;
     struct sg_rt_opts opts = {0};
     opts.threads = threads;
@@ -292,14 +283,13 @@ static int run(int argc, char **argv)
     double t1 = now_ms();
     if (sg_dump_finish(dump, rt, &d))
         goto fail;
-    if (!sg_outdir_swap(tmp, out, RUN_MARKER, &old)) {
-        cli_error("cannot move the results to '%s': %s", out, strerror(errno));
-        goto cleanup;
-    }
-    sg_outdir_commit(old);
+    size_t n_dumped = sg_dump_count(dump);
+    sg_dump_free(dump); /* its writer thread is done: nothing more goes into the folder */
+    dump = NULL;
+    if (sg_outdir_commit(&od, &d))
+        goto fail;
     printf("ran %zu nodes in %.1f ms; %zu tensor%s written to %s\n",
-           sg_graph_count_nodes(m->graph, false), t1 - t0, sg_dump_count(dump),
-           sg_dump_count(dump) == 1 ? "" : "s", out);
+           sg_graph_count_nodes(m->graph, false), t1 - t0, n_dumped, n_dumped == 1 ? "" : "s", out);
     for (uint32_t i = 0; i < sg_rt_n_outputs(rt); i++) {
         char buf[512];
         printf("  output '%s' %s\n", sg_rt_output_info(rt, i)->name,
@@ -309,19 +299,16 @@ static int run(int argc, char **argv)
     goto done;
 fail:
     cli_fail(&d);
-cleanup:
     /* The dump's writer thread stops first: a file it was still writing
      * when the run failed would otherwise appear after the removal, and
      * leave the temporary folder behind. */
     sg_dump_free(dump);
     dump = NULL;
-    if (tmp)
-        sg_outdir_remove_tree(tmp);
+    sg_outdir_abort(&od);
 done:
     sg_verify_values_clear(&bound);
     sg_rt_free(rt);
     sg_dump_free(dump);
-    sg_free(tmp);
     sg_model_free(m);
 usage_done:
     sg_verify_inputs_free(&in);

@@ -114,7 +114,8 @@ bool sg_verify_inputs_add_shapes(struct sg_verify_inputs *in, const char *text);
 /* --random SEED (a decimal integer); false when it is not one. */
 bool sg_verify_inputs_set_seed(struct sg_verify_inputs *in, const char *text);
 
-/* --range LO,HI with LO < HI; false otherwise. */
+/* --range LO,HI with LO < HI, both finite and HI - LO finite; false
+ * otherwise. */
 bool sg_verify_inputs_set_range(struct sg_verify_inputs *in, const char *text);
 
 /* The --input-shape entries as ATC's --input_shape text ("x:1,3;y:4"),

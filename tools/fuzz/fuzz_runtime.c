@@ -12,8 +12,8 @@
  * report, a leak, a hang or a run past the memory limit is a finding.
  *
  * Built and run by tools/fuzz/run_runtime.sh (clang, libFuzzer, ASan and
- * UBSan); tests/runtime/fuzz_regressions/ holds inputs it once failed on,
- * replayed by the tests through tools/fuzz/replay.c.
+ * UBSan); tests/io/fuzz_regressions/runtime/ holds inputs it once failed on,
+ * replayed by ctest fuzz_runtime (tests/fuzz_replay.c).
  */
 #include "sg_io.h"
 #include "sg_mockom.h"

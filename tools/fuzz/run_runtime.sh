@@ -37,7 +37,7 @@ if [ -z "$(ls -A "$corpus")" ]; then
     i=0
     for f in /usr/share/libonnx-testdata/data/*/*/model.onnx models/*.onnx \
              "$out"/seeds/models/*.onnx "$out"/seeds/cases/*.onnx \
-             tests/io/fuzz_regressions/* tests/runtime/fuzz_regressions/*; do
+             tests/io/fuzz_regressions/*.onnx tests/io/fuzz_regressions/runtime/*; do
         [ -f "$f" ] || continue
         cp "$f" "$corpus/seed_$i.onnx"
         i=$((i + 1))
