@@ -240,13 +240,14 @@ static sg_status run_cast(struct sg_kctx *k)
         to = L->dtype;
     } else {
         const sg_attr *a = sg_kattr(k, "to");
-        if (!a)
-            return sg_kfail(k, SG_EINVAL, "attribute 'to' is missing");
+        if (!a || (a->type != SG_ATTR_INT && a->type != SG_ATTR_STRING))
+            return sg_kfail(k, SG_EINVAL, "attribute 'to' is missing or not an int");
         to = a->i;
         if (a->type == SG_ATTR_STRING) { /* opset 1 spelled the type */
             char name[32];
             size_t n = a->s.len < sizeof name - 1 ? a->s.len : sizeof name - 1;
-            memcpy(name, a->s.data, n);
+            if (n)
+                memcpy(name, a->s.data, n);
             name[n] = 0;
             to = sg_dtype_from_name(name);
         }

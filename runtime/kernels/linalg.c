@@ -13,7 +13,9 @@
  */
 #include "rt_impl.h"
 #include "sg_blas.h"
+#include "sg_dims.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -253,7 +255,18 @@ static sg_status eop_contract(struct sg_kctx *k, struct eop *A, struct eop *B, c
         bo[p++] = bonly[i];
     if ((st = eop_permute(k, A, ao)) || (st = eop_permute(k, B, bo)))
         return st;
-    double *C = sg_kscratch(k, (size_t)(NB * M * N + 1) * sizeof *C);
+    /* Each factor is a product of one operand's dims; together (an outer
+     * product of two operands) they may pass int64 or the BLAS int. */
+    int64_t nc_elems;
+    size_t c_bytes;
+    if (!sg_dim_mul(NB, M, &nc_elems) || !sg_dim_mul(nc_elems, N, &nc_elems) ||
+        !sg_dims_nbytes(nc_elems + 1, sizeof(double), &c_bytes))
+        return sg_kfail(k, SG_ERANGE, "an intermediate result of %lld x %lld x %lld is too large",
+                        (long long)NB, (long long)M, (long long)N);
+    if (M > INT_MAX || N > INT_MAX || K > INT_MAX)
+        return sg_kfail(k, SG_ETOOBIG, "a GEMM of %lld x %lld x %lld exceeds the BLAS int range",
+                        (long long)M, (long long)N, (long long)K);
+    double *C = sg_kscratch(k, c_bytes);
     if (!C)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
     if (K == 0 || M * N == 0) {

@@ -653,6 +653,8 @@ static sg_status run_roi_align(struct sg_kctx *k)
         if (b < 0 || b >= X->dims[0])
             return sg_kfail(k, SG_ERANGE, "roi %lld has batch index %lld outside X %s",
                             (long long)r, (long long)b, sg_kshape(k, X));
+        if (H == 0 || W == 0)
+            continue; /* nothing to sample: the bins stay 0 */
         double x0 = sg_rt_get_f64(R, r * 4) * scale - off;
         double y0 = sg_rt_get_f64(R, r * 4 + 1) * scale - off;
         double rw = sg_rt_get_f64(R, r * 4 + 2) * scale - off - x0;
