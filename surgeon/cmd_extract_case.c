@@ -258,7 +258,7 @@ int sg__extract_cases(int argc, char **argv, const struct sg_command *cmd)
     struct capture cap = {0};
     struct made *made = NULL;
     size_t n_made = 0;
-    char *tmp = NULL, *old = NULL;
+    struct sg_outdir od = {0};
     struct sg_diag d = {0};
     if (rc || (rc = cli_save_finish(cmd, &save)))
         goto done;
@@ -279,13 +279,9 @@ int sg__extract_cases(int argc, char **argv, const struct sg_command *cmd)
                             "--input-shape are for a golden run made here");
         goto done;
     }
-    const char *marker = single ? "model.onnx" : "index.json";
-    enum sg_outdir_state os = sg_outdir_state(out, marker);
-    if (os == SG_OUTDIR_OTHER) {
-        cli_error("%s exists and is not empty nor an earlier case folder: not replacing it", out);
-        rc = SG_EXIT_FAIL;
-        goto done;
-    }
+    /* A case folder replaces only an earlier one (sg_outdir.h). */
+    if (sg_outdir_check(out, "extract", &d))
+        goto fail;
     const char *model = argv[optind];
     if (sg_model_load(model, NULL, &m, &d))
         goto fail;
@@ -305,10 +301,9 @@ int sg__extract_cases(int argc, char **argv, const struct sg_command *cmd)
             goto fail;
         src = (struct sg_case_source){capture_get, &cap};
     }
-    if (!(tmp = sg_outdir_temp(out))) {
-        sg_diag_set(&d, SG_EIO, "cannot make a folder beside %s: %s", out, strerror(errno));
+    if (sg_outdir_begin(&od, out, "extract", &d))
         goto fail;
-    }
+    const char *tmp = od.tmp;
     if (!(made = sg_calloc(nodes.n + 1, sizeof *made))) {
         sg_diag_set(&d, SG_ENOMEM, "out of memory");
         goto fail;
@@ -358,13 +353,8 @@ int sg__extract_cases(int argc, char **argv, const struct sg_command *cmd)
         if (write_index(path, made, n_made, &d))
             goto fail;
     }
-    if (!sg_outdir_swap(tmp, out, marker, &old)) {
-        sg_diag_set(&d, SG_EIO, "cannot put the cases at %s: %s", out, strerror(errno));
+    if (sg_outdir_commit(&od, &d))
         goto fail;
-    }
-    sg_outdir_commit(old);
-    sg_free(tmp);
-    tmp = NULL;
     if (!single)
         printf("%zu case%s written to %s (index.json)%s\n", n_made - n_failed,
                n_made - n_failed == 1 ? "" : "s", out,
@@ -374,10 +364,7 @@ int sg__extract_cases(int argc, char **argv, const struct sg_command *cmd)
 fail:
     rc = cli_fail(&d);
 done:
-    if (tmp) {
-        sg_outdir_remove_tree(tmp);
-        sg_free(tmp);
-    }
+    sg_outdir_abort(&od); /* a no-op once committed */
     for (size_t i = 0; i < n_made; i++) {
         sg_free(made[i].node);
         sg_free(made[i].dir);
