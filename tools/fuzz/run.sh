@@ -2,8 +2,8 @@
 # Build a libFuzzer harness of tools/fuzz (clang, libFuzzer + ASan + UBSan,
 # through CMake's -DSG_FUZZ=ON in build-fuzz/) and run it.
 # Usage: tools/fuzz/run.sh [NAME] [SECONDS] [extra libFuzzer args]
-#   NAME: load (default), tensorfile, json, pipeline, precision, ... (the
-#   fuzz_NAME.c files); SECONDS default 1800. A bare number as the first
+#   NAME: load (default), tensorfile, json, pipeline, precision, runtime
+#   (run_runtime.sh), ... (the fuzz_NAME.c files); SECONDS default 1800. A bare number as the first
 #   argument is the time for the loader, as before.
 # Corpus: build-fuzz/corpus/NAME, seeded from tools/fuzz/seeds/NAME (the
 # loader: every model.onnx of Debian's libonnx-testdata). Findings land in
@@ -20,6 +20,8 @@ fi
 secs=${1:-1800}
 shift || true
 [ -f "tools/fuzz/fuzz_$name.c" ] || { echo "no harness tools/fuzz/fuzz_$name.c" >&2; exit 2; }
+# The runtime fuzzer has its own seeds and limits.
+[ "$name" = runtime ] && exec tools/fuzz/run_runtime.sh "$secs" "$@"
 out=build-fuzz
 cmake -S . -B "$out" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSG_FUZZ=ON -DSG_BUILD_TESTS=OFF >/dev/null
