@@ -127,7 +127,10 @@ double sg_metrics_severity(const struct sg_metrics *m, const struct sg_threshold
 /* One dump file of an operator output (input dumps are skipped). */
 struct sg_dump_file {
     char *path;         /* the file */
-    char *key;          /* match key: the node name with '.' and '/' as '_' (msit's rule) */
+    char *key;          /* match key: the node or op name as exactly as the folder gives
+                           it (mapping.csv, else as the file spells it: '.' and '/' as '_'
+                           in ONNX-form names, as msit writes them, '/' as '_' in device
+                           ones) */
     char *name;         /* the node or op name as best known: from mapping.csv, the file
                            name (ONNX form), or the device op name (device form) */
     char *op_type;      /* device form: the op type of the file name; NULL otherwise */
@@ -147,6 +150,7 @@ typedef struct sg_dumpset {
     size_t n_inputs;            /* input dumps of either form (not compared) */
     size_t n_ignored;           /* other .npy files whose names are not dumps */
     void *by_key;               /* (key, index) -> file (internal) */
+    void *by_loose;             /* (key as a file spells it, index) -> file (internal) */
     void *arena;                /* strings (internal) */
 } sg_dumpset;
 
@@ -162,7 +166,10 @@ sg_status sg_dumpset_scan(const char *dir, sg_dumpset **out, struct sg_diag *dia
 /* Free. NULL is a no-op. */
 void sg_dumpset_free(sg_dumpset *ds);
 
-/* The file dumped for output `index` of the node with match key `key`, or NULL. */
+/* The file dumped for output `index` of the node or op called `key`: the
+ * file whose key it is, else the one file whose key a file name spells as
+ * it spells `key` (a dump that lost the '.' and '/' of names, as msit's
+ * do); NULL when there is none, or several spell it alike. */
 const struct sg_dump_file *sg_dumpset_find(const sg_dumpset *ds, const char *key, uint32_t index);
 
 /* The compiled-op map (sg_atc_map, sg_atc_op) is graph/sg_atcmap.h. */

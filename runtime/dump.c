@@ -77,6 +77,7 @@ struct sg_dump {
     bool device;              /* device dump names */
     const sg_node *last_node; /* the node of the last observed output */
     uint64_t task;            /* its task number (device names) */
+    sg_dump_names *names;     /* the names and file stems of the run's nodes */
 };
 
 sg_status sg_dump_create(const char *dir, enum sg_dump_mode mode, sg_dump **out,
@@ -277,6 +278,7 @@ void sg_dump_free(sg_dump *d)
     sg_free(d->e);
     sg_free(d->map);
     sg_free(d->dir);
+    sg_dump_names_free(d->names);
     sg_free(d);
 }
 
@@ -390,11 +392,22 @@ sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v
     bool is_output = depth == 0 && out && (out->flags & SG_VALUE_OUTPUT);
     if (depth != 0 || !v || (d->mode == SG_DUMP_OUTPUTS && !is_output))
         return SG_OK;
-    const char *node = n->name && *n->name ? n->name : out ? out->name : n->op_type;
+    /* The names are made once, from the model of the first node seen. */
+    if (!d->names && n->graph && n->graph->model) {
+        sg_status st = sg_dump_names_create(n->graph->model, &d->names, diag);
+        if (st)
+            return st;
+    }
+    bool listed = false;
+    const char *node = sg_dump_names_of(d->names, n);
+    const char *stem = sg_dump_names_stem(d->names, n, d->device, &listed);
+    if (!node)
+        node = stem = n->name && *n->name ? n->name : n->op_type;
     char file[SG_DUMP_NAME_MAX + 1];
     bool mapped = d->device
-                      ? device_name(d, n, node, index, file, sizeof file)
-                      : sg_dump_onnx_name(node, false, index, next_timestamp(d), file, sizeof file);
+                      ? device_name(d, n, stem, index, file, sizeof file)
+                      : sg_dump_onnx_name(stem, false, index, next_timestamp(d), file, sizeof file);
+    mapped |= listed;
     struct entry *e = new_entry(d);
     if (!e)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");

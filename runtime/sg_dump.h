@@ -16,9 +16,11 @@
  * "file" is null for values numpy cannot hold (strings, sequences,
  * optionals), and in "outputs" for a graph output that no node produces (a
  * graph input or initializer passed straight through); bfloat16 tensors are
- * written as float32 and say so in "file_dtype". A node without a name is
- * dumped under the name of its first output value ("node" in the manifest
- * says which name was used). Each tensor entry also has "kind" (tensor,
+ * written as float32 and say so in "file_dtype". Nodes are named as
+ * sg_dump_names says (a node without a name as msit names it,
+ * <OpType>_<position>; names that file names would spell alike get file
+ * stems of their own, listed in mapping.csv); "node" in the manifest says
+ * which name was used. Each tensor entry also has "kind" (tensor,
  * sequence, optional) and, when the file's dtype differs, "file_dtype".
  *
  * Device naming (sg_dump_set_device_names), for runs of a mock OM: files

@@ -1,0 +1,108 @@
+#!/bin/bash
+# cli_compare_models.sh SURGEON SOURCE_DIR WORK_DIR - `surgeon compare` on
+# look-alikes of the real models it got wrong (tests/lookalikes.py), each
+# checked against an independent oracle (numpy formulas, msit's naming
+# rule written out in python).
+set -u
+S=$(realpath "$1")
+SRC=$(realpath "$2")
+. "$SRC/tests/cli_common.sh"
+enter_work_dir "$3"
+PY=/usr/bin/python3
+$PY "$SRC/tests/lookalikes.py" models || exit 1
+MOCK=(--target mock --soc Ascend910B1)
+FP32=(--target mock --soc Ascend910B1 --precision must_keep_origin_dtype --fusion off)
+
+# check DIR PYTHON: a python check with `d` the folder, `r` its result.json
+# (when there is one), `rows`, and numpy as np; fails with its text.
+check() {
+    checks=$((checks + 1))
+    if ! $PY - "$1" "$2" <<'EOF'; then
+import csv, glob, json, os, sys
+import numpy as np
+import onnx
+d, expr = sys.argv[1], sys.argv[2]
+r = json.load(open(os.path.join(d, "result.json"))) if os.path.exists(os.path.join(d, "result.json")) else None
+rows = r["rows"] if r else []
+def mapping(folder):
+    path = os.path.join(folder, "mapping.csv")
+    return dict(csv.reader(open(path))) if os.path.exists(path) else {}
+def node_files(folder):
+    """node name -> .npy file of its output 0, as mapping.csv says."""
+    m, out = mapping(folder), {}
+    for f in os.listdir(folder):
+        parts = f.split(".")
+        if len(parts) == 4 and parts[1] == "0" and parts[3] == "npy":
+            out[m.get(f, f.split(".")[0])] = np.load(os.path.join(folder, f))
+    return out
+def msit_names(model):
+    """msit's names for a graph's nodes (msprobe's onnx_dump_data.py)."""
+    names = set(n.name for n in model.graph.node)
+    k, out = 999, []
+    for i, n in enumerate(model.graph.node):
+        if n.name:
+            out.append(n.name)
+            continue
+        name = "%s_%d" % (n.op_type, i)
+        if name in names:
+            while "%s_%d" % (name, k) in names:
+                k += 1
+            name, k = "%s_%d" % (name, k), k + 1
+        names.add(name)
+        out.append(name)
+    return out
+ok = eval(expr)
+if not ok:
+    print("  not true in %s: %s" % (d, expr))
+sys.exit(0 if ok else 1)
+EOF
+        fail "$1: $2"
+    fi
+}
+
+# --- 1. PaddleOCR: unnamed Constant nodes, names with '.' ------------------
+# Before: the mock's map named unnamed nodes by their outputs
+# ('conv2d_0.w_0'), the golden run by nothing the model knows: "op
+# 'conv2d_0.w_0' (Constant) names ONNX node 'conv2d_0.w_0', which is not in".
+M=models/ppocr_like.onnx
+run 0 "$S" compare $M "${MOCK[@]}" --random 1 -o pp
+lacks err "which is not in"
+has out "verdict: PASS"
+# Both sides name the unnamed nodes as msit does: <OpType>_<index>, and
+# Constant_1_999 where a node is called Constant_1 already.
+check pp 'msit_names(onnx.load("models/ppocr_like.onnx"))[:2] == ["Constant_0", "Constant_1_999"]'
+check pp 'set(t["node"] for t in json.load(open(d + "/golden/manifest.json"))["tensors"]) == set(msit_names(onnx.load("models/ppocr_like.onnx")))'
+check pp 'set(s for op in json.load(open(d + "/ppocr_like.json"))["graph"][0]["op"] for a in op.get("attr", []) if a["key"] == "_datadump_original_op_names" for s in a["value"]["list"]["s"]) <= set(msit_names(onnx.load("models/ppocr_like.onnx")))'
+check pp 'all(x["status"] in ("compared", "fused away") for x in rows) and len(rows) == 7'
+check pp '[x for x in rows if x["GroundTruth"] == "Constant_1_999"][0]["status"] == "compared"'
+# The dump-folder form reads the same names with --model and the map.
+run 0 "$S" compare -g pp/golden -t pp/target -m pp/ppocr_like.json --model $M -o pp_dirs
+has out "verdict: PASS"
+# `surgeon run` names them so too.
+run 0 "$S" run $M --random 1 --dump all -o pp_run
+check pp_run 'set(t["node"] for t in json.load(open(d + "/manifest.json"))["tensors"]) == set(msit_names(onnx.load("models/ppocr_like.onnx")))'
+
+# --- 2. names that file names spell alike: a.b, a_b, a/b -------------------
+# Before: "output 0 of 'a_b' is dumped twice". Each node's file holds its
+# own tensor (numpy: x+1, 2(x+1), 2(x+1)-3, |2(x+1)-3|) and mapping.csv
+# names it; every row compares a node with itself.
+M=models/collide.onnx
+run 0 "$S" compare $M "${FP32[@]}" --random 1 -o co
+lacks err "dumped twice"
+check co 'len(rows) == 4 and all(x["status"] == "compared" and x["MaxAbsoluteError"] == 0 for x in rows)'
+check co '[x["GroundTruth"] for x in rows] == ["a.b", "a_b", "a/b", "a_b_1"]'
+check co 'mapping(d + "/golden") and sorted(mapping(d + "/golden").values()) == ["a.b", "a/b", "a_b"]'
+ORACLE='(lambda x, f: np.allclose(f["a.b"], x + 1) and np.allclose(f["a_b"], 2 * (x + 1)) and np.allclose(f["a/b"], 2 * (x + 1) - 3) and np.allclose(f["a_b_1"], abs(2 * (x + 1) - 3)))(np.load(d + "/inputs/x.npy"), node_files(d + "/golden"))'
+check co "$ORACLE"
+# The float16 run is compared node by node too (no row matched to a
+# neighbour: each is within float16 rounding of its own golden value).
+run 0 "$S" compare $M "${MOCK[@]}" --fusion off --random 1 -o co16
+check co16 'len(rows) == 4 and all(x["status"] == "compared" and x["MaxAbsoluteError"] < 0.01 for x in rows)'
+# Two runs of `surgeon run`, compared as folders without a model.
+run 0 "$S" run $M --random 2 --dump all -o co_g
+run 0 "$S" run $M --random 2 --dump all -o co_t
+run 0 "$S" compare -g co_g -t co_t -o co_dirs
+check co_dirs 'len(rows) == 4 and all(x["status"] == "compared" and x["MaxAbsoluteError"] == 0 for x in rows)'
+check co_g "${ORACLE//d + \"\/golden\"/d}"
+
+finish
