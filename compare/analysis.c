@@ -22,6 +22,7 @@
 #include "compare_impl.h"
 #include "sg_alloc.h"
 #include "sg_arena.h"
+#include "sg_tensorfile.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -38,6 +39,7 @@ struct ctx {
     sg_compare_result *r;
     sg_arena *arena;
     sg_graph *g;
+    const sg_dump_names *names;
     sg_node *const *order;
     uint32_t n;
     uint32_t *off;       /* off[pos]: first output slot of the node at pos */
@@ -97,7 +99,7 @@ static size_t row_nodes(const struct ctx *c, const struct sg_compare_row *row, c
     size_t n = 0;
     if (row->op && row->op->n_orig) {
         for (size_t i = 0; i < row->op->n_orig && n < max; i++) {
-            const sg_node *node = sg_graph_node(c->g, row->op->orig[i]);
+            const sg_node *node = sg_dump_names_node(c->names, row->op->orig[i]);
             if (node)
                 out[n++] = node;
         }
@@ -144,7 +146,7 @@ static sg_status build_states(struct ctx *c)
         /* A fused op in error: everything it computes is in error. */
         if (row->op && row->op->n_orig > 1 && (row->is_error || row->mismatch)) {
             for (size_t k = 0; k < row->op->n_orig; k++) {
-                const sg_node *node = sg_graph_node(c->g, row->op->orig[k]);
+                const sg_node *node = sg_dump_names_node(c->names, row->op->orig[k]);
                 if (node)
                     c->fused_error[node->mark] = true;
             }
@@ -289,7 +291,8 @@ static sg_status first_failure_model(struct ctx *c)
         if (!an->hidden)
             return SG_ENOMEM;
         for (size_t k = 0; k < n_hidden; k++)
-            if (!(an->hidden[an->n_hidden++] = sg_arena_strdup(c->arena, hidden[k]->name)))
+            if (!(an->hidden[an->n_hidden++] =
+                      sg_arena_strdup(c->arena, sg_dump_names_of(c->names, hidden[k]))))
                 return SG_ENOMEM;
         an->n_undumped = n_hidden - n_fused_hidden + n_more;
         if (n_hidden > n_fused_hidden)
@@ -360,9 +363,13 @@ static void verdict(struct ctx *c)
     struct sg_compare_analysis *an = &r->analysis;
     if (!c->g) {
         an->outputs_known = false;
-        an->verdict = an->n_errors || an->n_mismatch ? SG_VERDICT_FAIL
-                      : an->n_compared               ? SG_VERDICT_PASS
-                                                     : SG_VERDICT_UNKNOWN;
+        for (size_t i = 0; i < r->n_rows; i++)
+            an->n_outputs_golden_nonfinite +=
+                r->rows[i].status == SG_ROW_COMPARED && r->rows[i].golden_nonfinite;
+        an->verdict = an->n_errors || an->n_mismatch   ? SG_VERDICT_FAIL
+                      : an->n_outputs_golden_nonfinite ? SG_VERDICT_GOLDEN_NOT_FINITE
+                      : an->n_compared                 ? SG_VERDICT_PASS
+                                                       : SG_VERDICT_UNKNOWN;
         NOTE(c, "no model given: the network outputs are unknown, so the verdict covers every "
                 "compared tensor, rows follow the golden dump order, and inputs of the failing "
                 "operator are not checked (pass --model)");
@@ -384,11 +391,14 @@ static void verdict(struct ctx *c)
         const struct sg_compare_row *row = &r->rows[ri];
         if (row->is_error || row->mismatch)
             an->n_outputs_failed++;
+        an->n_outputs_golden_nonfinite += row->golden_nonfinite > 0;
     }
-    an->verdict = an->n_outputs_failed    ? SG_VERDICT_FAIL
-                  : an->n_outputs_missing ? SG_VERDICT_UNKNOWN
-                  : an->n_outputs         ? SG_VERDICT_PASS
-                                          : SG_VERDICT_UNKNOWN;
+    /* A golden output that is not finite proves nothing: never a PASS. */
+    an->verdict = an->n_outputs_failed             ? SG_VERDICT_FAIL
+                  : an->n_outputs_golden_nonfinite ? SG_VERDICT_GOLDEN_NOT_FINITE
+                  : an->n_outputs_missing          ? SG_VERDICT_UNKNOWN
+                  : an->n_outputs                  ? SG_VERDICT_PASS
+                                                   : SG_VERDICT_UNKNOWN;
 }
 
 /* Names of the network outputs in error, for the summary: "y (Add_9)". */
@@ -412,11 +422,139 @@ static const char *failed_outputs(struct ctx *c)
     return join_names(c, names, n, 8);
 }
 
+/* Where the golden run broke: the sentence of the summary, and advice that
+ * fits the op where NaN/Inf first appear. */
+/* Where the golden run's NaN/Inf began (rows sorted): the first node that
+ * makes NaN/Inf out of finite inputs (an overflow, a division by zero);
+ * else, when they all start from a constant's (a mask of -inf), the first
+ * that makes NaN out of inputs without NaN; else (no model, or nothing
+ * known of the inputs) the first row holding any. *how: 1, 2 or 0 for
+ * those. -1 when no golden tensor holds NaN/Inf; -2 when out of memory. */
+static ptrdiff_t golden_origin(struct ctx *c, int *how)
+{
+    sg_compare_result *r = c->r;
+    ptrdiff_t first = -1, from_finite = -1, nan_from_none = -1;
+    *how = 0;
+    for (size_t i = 0; i < r->n_rows && first < 0; i++)
+        if (r->rows[i].golden_nonfinite)
+            first = (ptrdiff_t)i;
+    if (first < 0 || !c->g)
+        return first;
+    uint32_t slots = c->off[c->n];
+    uint64_t *nan = sg_arena_calloc(c->arena, slots + 1, sizeof *nan);
+    uint64_t *bad = sg_arena_calloc(c->arena, slots + 1, sizeof *bad);
+    if (!nan || !bad)
+        return -2;
+    for (size_t i = 0; i < r->n_rows; i++) {
+        const struct sg_compare_row *row = &r->rows[i];
+        if (row->node && row->node->graph == c->g && row->index < row->node->n_outputs) {
+            nan[c->off[row->node->mark] + row->index] = row->golden_nan;
+            bad[c->off[row->node->mark] + row->index] = row->golden_nonfinite;
+        }
+    }
+    for (size_t i = 0; i < r->n_rows && (from_finite < 0 || nan_from_none < 0); i++) {
+        const struct sg_compare_row *row = &r->rows[i];
+        if (!row->golden_nonfinite || !row->node)
+            continue;
+        bool finite = true, no_nan = true;
+        for (uint32_t k = 0; k < row->node->n_inputs; k++) {
+            const sg_value *v = row->node->inputs[k];
+            uint64_t vn = 0, vi = 0;
+            if (!v)
+                continue;
+            ptrdiff_t s = slot_of(c, v);
+            if (s >= 0) {
+                vn = nan[s];
+                vi = bad[s] - nan[s];
+            } else {
+                sg_value_count_nonfinite(c->g->model, v, &vn, &vi);
+            }
+            finite &= vn + vi == 0;
+            no_nan &= vn == 0;
+        }
+        if (finite && from_finite < 0)
+            from_finite = (ptrdiff_t)i;
+        if (row->golden_nan && no_nan && nan_from_none < 0)
+            nan_from_none = (ptrdiff_t)i;
+    }
+    *how = from_finite >= 0 ? 1 : nan_from_none >= 0 ? 2 : 0;
+    return from_finite >= 0 ? from_finite : nan_from_none >= 0 ? nan_from_none : first;
+}
+
+static const char *golden_broken(struct ctx *c)
+{
+    sg_compare_result *r = c->r;
+    struct sg_compare_analysis *an = &r->analysis;
+    int how;
+    an->golden_nonfinite = golden_origin(c, &how);
+    if (an->golden_nonfinite == -2) {
+        an->golden_nonfinite = -1;
+        return NULL;
+    }
+    if (an->golden_nonfinite < 0)
+        return "";
+    const struct sg_compare_row *row = &r->rows[an->golden_nonfinite];
+    const char *name = row->golden_node ? row->golden_node : row->golden;
+    /* The ONNX op type: the advice is about the model's own node. */
+    const char *op = row->node                     ? row->node->op_type
+                     : strcmp(row->op_type, "NaN") ? row->op_type
+                                                   : NULL;
+    static const char *const exp_like[] = {"Exp",  "Pow",       "Mul",        "MatMul", "Gemm",
+                                           "Conv", "ReduceSum", "ReduceProd", NULL};
+    static const char *const softmax_like[] = {"Softmax", "LogSoftmax", "ReduceLogSumExp",
+                                               "SoftmaxV2", NULL};
+    static const char *const domain_like[] = {"Div", "Log", "Sqrt", "Reciprocal", NULL};
+    int kind = 0;
+    for (int k = 0; op && exp_like[k]; k++)
+        kind = strcmp(op, exp_like[k]) == 0 ? 1 : kind;
+    for (int k = 0; op && softmax_like[k]; k++)
+        kind = strcmp(op, softmax_like[k]) == 0 ? 2 : kind;
+    for (int k = 0; op && domain_like[k]; k++)
+        kind = strcmp(op, domain_like[k]) == 0 ? 3 : kind;
+    bool fp16 = row->golden_dtype == SG_DTYPE_FLOAT16;
+    if (kind == 1)
+        ADVICE(c,
+               "%s makes NaN/Inf in the golden run itself%s: a value past the range of the "
+               "model's own dtype (float16 ends at 65504). Run that part of the model in float32 "
+               "(cast its inputs), or clip the input, then compare again.",
+               name, fp16 ? " (it computes in float16 there)" : "");
+    else if (kind == 2)
+        ADVICE(c,
+               "%s gives NaN in the golden run itself: a softmax over a row whose every value is "
+               "-inf (a mask that hides every position) divides 0 by 0. Mask with a large "
+               "negative finite value, or keep one position unmasked, then compare again.",
+               name);
+    else if (kind == 3)
+        ADVICE(c,
+               "%s gives NaN/Inf in the golden run itself: a division by zero or a log or square "
+               "root outside its domain on these inputs. Check the inputs (--range) or guard the "
+               "operation, then compare again.",
+               name);
+    else
+        ADVICE(c,
+               "NaN/Inf first appear in the golden run at %s: check the inputs (a NaN in them, a "
+               "--range the model does not expect) and that node, then compare again.",
+               name);
+    ADVICE(c, "`surgeon run MODEL --dump all` names where they begin.");
+    return sg__cmp_printf(
+        c->arena, " %s in the golden run at %s%s%s%s, position %u (%" PRIu64 " %s).",
+        how == 2 ? "NaN begins" : "NaN/Inf begin", name, op ? " (" : "", op ? op : "",
+        op ? ")" : "", row->position, how == 2 ? row->golden_nan : row->golden_nonfinite,
+        how == 1   ? "values, from finite inputs"
+        : how == 2 ? "NaN, from inputs without NaN"
+                   : "values");
+}
+
 static void explain(struct ctx *c)
 {
     sg_compare_result *r = c->r;
     struct sg_compare_analysis *an = &r->analysis;
     const char *verdict_text;
+    const char *broken = golden_broken(c);
+    if (!broken) {
+        c->oom = true;
+        return;
+    }
     switch (an->verdict) {
     case SG_VERDICT_PASS:
         verdict_text =
@@ -438,6 +576,18 @@ static void explain(struct ctx *c)
                                  an->n_errors + an->n_mismatch, an->n_compared + an->n_mismatch,
                                  an->n_errors + an->n_mismatch == 1 ? "is" : "are");
         break;
+    case SG_VERDICT_GOLDEN_NOT_FINITE:
+        verdict_text = sg__cmp_printf(
+            c->arena,
+            "The golden run is not finite: %zu %s hold%s NaN/Inf in the float32 reference run "
+            "itself, so comparing against %s proves nothing.%s",
+            an->n_outputs_golden_nonfinite,
+            an->outputs_known
+                ? (an->n_outputs_golden_nonfinite == 1 ? "network output" : "network outputs")
+                : (an->n_outputs_golden_nonfinite == 1 ? "compared tensor" : "compared tensors"),
+            an->n_outputs_golden_nonfinite == 1 ? "s" : "",
+            an->n_outputs_golden_nonfinite == 1 ? "it" : "them", broken);
+        break;
     default:
         verdict_text = an->n_compared || an->n_outputs
                            ? sg__cmp_printf(c->arena,
@@ -448,13 +598,17 @@ static void explain(struct ctx *c)
                            : sg__cmp_printf(c->arena, "Nothing could be compared.");
         break;
     }
+    if (an->verdict == SG_VERDICT_FAIL && an->n_outputs_golden_nonfinite)
+        NOTE(c, "%zu network output(s) hold NaN/Inf in the golden run itself.%s",
+             an->n_outputs_golden_nonfinite, broken);
     if (an->first_fail < 0) {
         an->cause = SG_CAUSE_NONE;
         an->summary = verdict_text;
         return;
     }
     const struct sg_compare_row *row = &r->rows[an->first_fail];
-    bool intermediate_only = an->verdict == SG_VERDICT_PASS;
+    bool golden_bad = an->verdict == SG_VERDICT_GOLDEN_NOT_FINITE;
+    bool intermediate_only = an->verdict == SG_VERDICT_PASS || golden_bad;
     an->overflow = row->m.overflow > 0;
     an->fused = row->fused;
     bool jump = an->n_inputs == 0 || an->input_severity < JUMP_INPUT_SEVERITY;
@@ -496,13 +650,16 @@ static void explain(struct ctx *c)
                                  "%s %s first failing operator is %s, position %u in %s: "
                                  "%s, its output does not (%s).",
                                  verdict_text,
-                                 intermediate_only ? "Intermediate errors do not reach the "
-                                                     "outputs, so no fix is needed; the"
-                                                   : "The",
+                                 golden_bad          ? "Against that reference, the"
+                                 : intermediate_only ? "Intermediate errors do not reach the "
+                                                       "outputs, so no fix is needed; the"
+                                                     : "The",
                                  what, row->position, c->g ? "topological order" : "dump order",
                                  inputs_text, metrics);
 
     const char *name = row->golden_node ? row->golden_node : row->target;
+    if (golden_bad)
+        return; /* the golden run comes first: its advice is given */
     if (intermediate_only) {
         ADVICE(c,
                "No fix is needed: the error at %s does not reach the network outputs (it is "
@@ -597,9 +754,10 @@ static void explain(struct ctx *c)
 }
 
 sg_status sg__compare_analyse(sg_compare_result *r, sg_graph *g, sg_node *const *order, uint32_t n,
-                              struct sg_diag *diag)
+                              const sg_dump_names *names, struct sg_diag *diag)
 {
-    struct ctx c = {.r = r, .arena = r->arena, .g = g, .order = order, .n = n, .diag = diag};
+    struct ctx c = {
+        .r = r, .arena = r->arena, .g = g, .names = names, .order = order, .n = n, .diag = diag};
     struct sg_compare_analysis *an = &r->analysis;
     size_t unreadable = an->n_unreadable;
     memset(an, 0, sizeof *an);

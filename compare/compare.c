@@ -599,6 +599,8 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
         goto out;
     }
     row->is_error = sg_metrics_is_error(&row->m, th);
+    row->golden_nonfinite = row->m.golden_nonfinite;
+    sg_array_count_nonfinite(&g, &row->golden_nan, NULL);
     const struct sg_metrics *m = &row->m;
     if (m->overflow)
         row->reason = add_reason(
@@ -630,6 +632,49 @@ out:
     sg_array_free(&t);
     sg_array_free(&g);
     return st;
+}
+
+/* NaN/Inf elements of a golden file (none when it cannot be read: the
+ * comparison goes on, it only looks for where the golden run broke). */
+static sg_status count_golden_nonfinite(struct builder *b, struct sg_compare_row *row)
+{
+    struct sg_array g = {0};
+    struct sg_diag d = {0};
+    sg_status st = sg_npy_read(row->golden_file->path, &g, &d);
+    if (st)
+        return st == SG_ENOMEM ? sg_diag_set(b->diag, st, "%s", d.msg) : SG_OK;
+    uint64_t inf;
+    sg_array_count_nonfinite(&g, &row->golden_nan, &inf);
+    row->golden_nonfinite = row->golden_nan + inf;
+    sg_array_free(&g);
+    return SG_OK;
+}
+
+/* When a compared golden tensor holds NaN/Inf, the golden tensors of the
+ * rows before it that were not compared (fused away, golden only) are read
+ * too, up to the last network output holding NaN/Inf (without a model, the
+ * first compared tensor): the analysis looks there for where the golden
+ * run broke. Rows are sorted. */
+static sg_status golden_nonfinite_before(struct builder *b)
+{
+    sg_compare_result *r = b->r;
+    size_t end = 0;
+    for (size_t i = 0; i < r->n_rows; i++) {
+        const struct sg_compare_row *row = &r->rows[i];
+        if (row->status != SG_ROW_COMPARED || !row->golden_nonfinite)
+            continue;
+        if (row->is_output || (!b->mi.g && !end))
+            end = i + 1;
+    }
+    for (size_t i = 0; i < end; i++) {
+        struct sg_compare_row *row = &r->rows[i];
+        if (row->status == SG_ROW_COMPARED || !row->golden_file)
+            continue;
+        sg_status st = count_golden_nonfinite(b, row);
+        if (st)
+            return st;
+    }
+    return SG_OK;
 }
 
 /* Topological position; then dump order; one-sided rows without a place last. */
@@ -722,7 +767,9 @@ sg_status sg_compare_run(const struct sg_compare_opts *opts, sg_compare_result *
     }
     if (r->n_rows)
         qsort(r->rows, r->n_rows, sizeof *r->rows, cmp_rows);
-    if ((st = sg__compare_analyse(r, b.mi.g, b.mi.order, b.mi.n, diag)))
+    if ((st = golden_nonfinite_before(&b)))
+        goto out_free;
+    if ((st = sg__compare_analyse(r, b.mi.g, b.mi.order, b.mi.n, b.mi.names, diag)))
         goto out_free;
     model_info_free(&b.mi);
     sg__strmap_free(&b.used_golden);
@@ -764,7 +811,8 @@ const char *sg_compare_status_name(enum sg_compare_status s)
 
 const char *sg_verdict_name(enum sg_verdict v)
 {
-    static const char *const names[SG_VERDICT_COUNT] = {"PASS", "FAIL", "UNKNOWN"};
+    static const char *const names[SG_VERDICT_COUNT] = {"PASS", "FAIL", "UNKNOWN",
+                                                        "GOLDEN_NOT_FINITE"};
     return (unsigned)v < SG_VERDICT_COUNT ? names[v] : "?";
 }
 

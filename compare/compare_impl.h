@@ -7,6 +7,7 @@
 
 #include "sg_arena.h"
 #include "sg_compare.h"
+#include "sg_dumpname.h"
 
 #include <stdbool.h>
 
@@ -21,10 +22,11 @@ char *sg__cmp_printf(sg_arena *a, const char *fmt, ...) __attribute__((format(pr
 /*
  * analysis.c: fill r->analysis from r->rows (sorted). g, order, n: the
  * model's main graph and its topological order (node->mark holds each
- * node's position), or NULL/0 without a model. SG_ENOMEM only.
+ * node's position), or NULL/0 without a model; names: what dumps call its
+ * nodes (sg_dump_names). SG_ENOMEM only.
  */
 sg_status sg__compare_analyse(sg_compare_result *r, sg_graph *g, sg_node *const *order, uint32_t n,
-                              struct sg_diag *diag);
+                              const sg_dump_names *names, struct sg_diag *diag);
 
 /* report.c: shared by the CSV, JSON and HTML writers. */
 /* v with `decimals` decimals; "NaN", "inf", "-inf" for the others. */

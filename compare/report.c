@@ -333,6 +333,7 @@ sg_status sg_compare_write_json(const sg_compare_result *r, time_t when, FILE *o
         {"network_outputs", an->n_outputs},
         {"network_outputs_failed", an->n_outputs_failed},
         {"network_outputs_missing", an->n_outputs_missing},
+        {"network_outputs_golden_not_finite", an->n_outputs_golden_nonfinite},
     };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         sg_json_key(&j, counts[i].k);
@@ -346,6 +347,26 @@ sg_status sg_compare_write_json(const sg_compare_result *r, time_t when, FILE *o
     sg_json_bool(&j, an->outputs_known);
     sg_json_key(&j, "summary");
     sg_json_string(&j, an->summary);
+    sg_json_key(&j, "golden_not_finite");
+    if (an->golden_nonfinite < 0) {
+        sg_json_null(&j);
+    } else {
+        const struct sg_compare_row *row = &r->rows[an->golden_nonfinite];
+        sg_json_object_begin(&j);
+        sg_json_key(&j, "row");
+        sg_json_int(&j, an->golden_nonfinite);
+        sg_json_key(&j, "golden_node");
+        sg_json_string(&j, row->golden_node ? row->golden_node : row->golden);
+        sg_json_key(&j, "OpType");
+        sg_json_string(&j, row->op_type);
+        sg_json_key(&j, "position");
+        sg_json_int(&j, row->position == UINT32_MAX ? -1 : (int64_t)row->position);
+        sg_json_key(&j, "values");
+        sg_json_int(&j, (int64_t)row->golden_nonfinite);
+        sg_json_key(&j, "network_outputs");
+        sg_json_int(&j, (int64_t)an->n_outputs_golden_nonfinite);
+        sg_json_object_end(&j);
+    }
     sg_json_key(&j, "first_failing");
     if (an->first_fail < 0) {
         sg_json_null(&j);

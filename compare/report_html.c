@@ -52,6 +52,7 @@ static const char css[] =
     ".meta{color:#5a6675;font-size:12px}.badge{display:inline-block;padding:3px 12px;"
     "border-radius:12px;font-weight:700;color:#fff;margin-right:10px}"
     ".PASS{background:#2e7d32}.FAIL{background:#c62828}.UNKNOWN{background:#b26a00}"
+    ".GOLDEN_NOT_FINITE{background:#6a1b9a}.golden-bad{color:#6a1b9a;font-size:1.1em}"
     ".card{background:#fff;border:1px solid #dde3ea;border-radius:8px;padding:14px 18px;"
     "margin:12px 0}"
     "table{border-collapse:collapse;background:#fff}th,td{border:1px solid #dde3ea;"
@@ -447,6 +448,14 @@ sg_status sg_compare_write_html(const sg_compare_result *r, time_t when, FILE *o
     if (an->outputs_known)
         fprintf(out, "<p>network outputs: %zu, failing %zu, not compared %zu</p>", an->n_outputs,
                 an->n_outputs_failed, an->n_outputs_missing);
+    if (an->n_outputs_golden_nonfinite)
+        fprintf(out,
+                "<p class=\"golden-bad\"><b>The golden run is not finite:</b> %zu %s hold%s "
+                "NaN/Inf in the reference run itself; the comparison proves nothing until it "
+                "is fixed.</p>",
+                an->n_outputs_golden_nonfinite,
+                an->outputs_known ? "network output(s)" : "compared tensor(s)",
+                an->n_outputs_golden_nonfinite == 1 ? "s" : "");
     fprintf(out,
             "<p class=\"meta\">thresholds: cosine &lt; %g, RED &gt; %g, KL &gt; %g, RMSE &gt; %g, "
             "mean relative error &gt; %g, or NaN/Inf on the target side only</p></div></section>\n",

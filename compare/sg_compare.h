@@ -200,6 +200,10 @@ struct sg_compare_row {
     uint32_t rank;
     bool has_shape;
     struct sg_metrics m;        /* valid when status == SG_ROW_COMPARED */
+    uint64_t golden_nonfinite;  /* NaN/Inf elements of the golden tensor, and of them */
+    uint64_t golden_nan;        /* NaN: known for compared rows; for the others read only
+                                   when a compared golden tensor holds NaN/Inf, up to where
+                                   they began (0 otherwise) */
     bool is_error;              /* IsPrecisionError */
     bool is_output;             /* IsOutputNode: the compared tensor is a graph output */
     bool fused;                 /* the target op covers more than one ONNX node */
@@ -212,9 +216,11 @@ struct sg_compare_row {
 };
 
 enum sg_verdict {
-    SG_VERDICT_PASS,    /* every network output compared and within thresholds */
-    SG_VERDICT_FAIL,    /* a network output is in error (or mis-shaped) */
-    SG_VERDICT_UNKNOWN, /* no output in error, but some could not be compared */
+    SG_VERDICT_PASS,              /* every network output compared and within thresholds */
+    SG_VERDICT_FAIL,              /* a network output is in error (or mis-shaped) */
+    SG_VERDICT_UNKNOWN,           /* no output in error, but some could not be compared */
+    SG_VERDICT_GOLDEN_NOT_FINITE, /* no output in error, but the golden run's own network
+                                     outputs hold NaN/Inf: nothing is proved */
     SG_VERDICT_COUNT
 };
 
@@ -256,10 +262,14 @@ struct sg_compare_analysis {
     size_t n_inputs;
     const char **hidden; /* ONNX nodes the failing row hides: fused, then not dumped */
     size_t n_hidden;
-    size_t n_undumped;     /* how many of them (or more) simply have no dump */
-    double input_severity; /* worst sg_metrics_severity of its inputs' rows */
-    const char *summary;   /* one paragraph in plain words */
-    const char **advice;   /* what to do next, one line each */
+    size_t n_undumped;                 /* how many of them (or more) simply have no dump */
+    double input_severity;             /* worst sg_metrics_severity of its inputs' rows */
+    size_t n_outputs_golden_nonfinite; /* network outputs (without a model: compared tensors)
+                                          whose golden values hold NaN/Inf */
+    ptrdiff_t golden_nonfinite;        /* the first row in order whose golden tensor holds
+                                          NaN/Inf (where the golden run broke), or -1 */
+    const char *summary;               /* one paragraph in plain words */
+    const char **advice;               /* what to do next, one line each */
     size_t n_advice;
     const char **notes; /* caveats (no model, unknown names, ...) */
     size_t n_notes;

@@ -73,9 +73,10 @@ const struct sg_command sg_cmd_compare = {
     "  -q, --quiet          print nothing but errors\n\n"
     "A tensor is also in error when the target has NaN/Inf where the golden run is\n"
     "finite (overflow). Exit status: 0 the network outputs pass, 3 they fail the\n"
-    "thresholds, 1 bad input (missing or empty folders, unreadable dumps, a map that\n"
-    "does not fit the model, outputs that could not be compared, a model that does\n"
-    "not run or compile), 2 bad usage.\n",
+    "thresholds, 4 the golden run's own outputs hold NaN/Inf (nothing is proved),\n"
+    "1 bad input (missing or empty folders, unreadable dumps, a map that does not\n"
+    "fit the model, outputs that could not be compared, a model that does not run\n"
+    "or compile), 2 bad usage.\n",
     run,
 };
 
@@ -133,6 +134,13 @@ static int conclude(const sg_compare_result *r, const char *csv, const char *out
         return SG_EXIT_FAIL;
     if (an->verdict == SG_VERDICT_FAIL)
         return SG_EXIT_THRESHOLDS;
+    if (an->verdict == SG_VERDICT_GOLDEN_NOT_FINITE) {
+        cli_error("the golden run is not finite: %zu %s hold NaN/Inf in the reference run itself, "
+                  "so nothing was proved (see the advice)",
+                  an->n_outputs_golden_nonfinite,
+                  an->outputs_known ? "network output(s)" : "compared tensor(s)");
+        return SG_EXIT_GOLDEN;
+    }
     if (an->verdict == SG_VERDICT_UNKNOWN) {
         if (an->outputs_known && an->n_outputs)
             cli_error("%zu of the %zu network outputs could not be compared", an->n_outputs_missing,

@@ -4,6 +4,7 @@
 #include "sg_dumpname.h"
 #include "sg_tensorfile.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,35 @@ START_TEST(test_node_dump_names)
 }
 END_TEST
 
+/* NaN and Inf counted from the bits of each float layout. */
+START_TEST(test_count_nonfinite)
+{
+    float f[] = {1.0f, INFINITY, -INFINITY, NAN, -0.0f, 3e38f};
+    double g[] = {NAN, 1e308, -INFINITY};
+    uint16_t h[] = {0x7c00, 0xfc00, 0x7e00, 0x7bff, 0x3c00}; /* inf, -inf, nan, 65504, 1 */
+    uint16_t bf[] = {0x7f80, 0x7fc1, 0x3f80};                /* inf, nan, 1 */
+    int32_t i[] = {0x7f800000, 0x7fc00000};                  /* not a float tensor */
+    const struct {
+        int32_t dtype;
+        void *data;
+        size_t nbytes;
+        uint64_t nan, inf;
+    } cases[] = {
+        {SG_DTYPE_FLOAT, f, sizeof f, 1, 2},   {SG_DTYPE_DOUBLE, g, sizeof g, 1, 1},
+        {SG_DTYPE_FLOAT16, h, sizeof h, 1, 2}, {SG_DTYPE_BFLOAT16, bf, sizeof bf, 1, 1},
+        {SG_DTYPE_INT32, i, sizeof i, 0, 0},   {SG_DTYPE_FLOAT, NULL, 0, 0, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct sg_array a = {
+            .dtype = cases[k].dtype, .data = cases[k].data, .nbytes = cases[k].nbytes};
+        uint64_t nan = 99, inf = 99;
+        sg_array_count_nonfinite(&a, &nan, &inf);
+        ck_assert_msg(nan == cases[k].nan && inf == cases[k].inf, "case %zu: %llu NaN, %llu Inf", k,
+                      (unsigned long long)nan, (unsigned long long)inf);
+    }
+}
+END_TEST
+
 Suite *suite_tensorfile(void)
 {
     Suite *s = suite_create("tensorfile");
@@ -344,6 +374,7 @@ Suite *suite_tensorfile(void)
     tcase_add_test(tc, test_bin);
     tcase_add_test(tc, test_dump_names);
     tcase_add_test(tc, test_node_dump_names);
+    tcase_add_test(tc, test_count_nonfinite);
     suite_add_tcase(s, tc);
     return s;
 }

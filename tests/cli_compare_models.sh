@@ -105,4 +105,42 @@ run 0 "$S" compare -g co_g -t co_t -o co_dirs
 check co_dirs 'len(rows) == 4 and all(x["status"] == "compared" and x["MaxAbsoluteError"] == 0 for x in rows)'
 check co_g "${ORACLE//d + \"\/golden\"/d}"
 
+# --- 3. a golden run that is not finite is never PASS ----------------------
+# Before: "verdict: PASS", exit 0, a green page; only CompareFailReason said
+# the golden side held NaN. The oracle: numpy's float16 exp(4x) is inf
+# exactly where the golden output is NaN.
+M=models/fp16_exp.onnx
+run 4 "$S" compare $M "${MOCK[@]}" --random 1 --range 0,5 -o g16
+has out "verdict: GOLDEN_NOT_FINITE"
+lacks out "verdict: PASS"
+has out "NaN/Inf begin in the golden run at Exp_2 (Exp), position 2 (4 values, from finite inputs)"
+has out "Exp_2 makes NaN/Inf in the golden run itself (it computes in float16 there)"
+has err "the golden run is not finite: 1 network output(s) hold NaN/Inf"
+has err "golden run: output 'y' holds"
+check g16 'r["verdict"] == "GOLDEN_NOT_FINITE" and r["analysis"]["golden_not_finite"]["golden_node"] == "Exp_2"'
+check g16 'r["counts"]["network_outputs_golden_not_finite"] == 1'
+check g16 '(lambda x, y: (np.isnan(y) == np.isinf(np.exp(np.float16(4) * x.astype(np.float16)))).all() and np.isnan(y).any())(np.load(d + "/inputs/x.npy"), node_files(d + "/golden")["Cast_5"])'
+check g16 '"GOLDEN_NOT_FINITE" in open(d + "/report.html").read() and "The golden run is not finite" in open(d + "/report.html").read()'
+# A softmax over a row an all -inf mask hides: NaN begins at the Softmax,
+# not at the Add that made the (intended) -inf.
+M=models/masked_softmax.onnx
+run 4 "$S" compare $M "${MOCK[@]}" --random 1 -o gsm
+has out "NaN begins in the golden run at Softmax_1 (Softmax), position 1 (4 NaN, from inputs without NaN)"
+has out "a softmax over a row whose every value is -inf"
+check gsm 'r["analysis"]["golden_not_finite"]["golden_node"] == "Softmax_1"'
+# The dump-folder form says it too, with and without the model.
+run 4 "$S" compare -g gsm/golden -t gsm/target -m gsm/masked_softmax.json --model $M -o gsm_dirs
+run 4 "$S" compare -g gsm/golden -t gsm/golden -o gsm_nomodel
+has out "verdict: GOLDEN_NOT_FINITE"
+# `surgeon run` warns, naming the node with --dump all, the output without.
+run 0 "$S" run models/fp16_exp.onnx --random 1 --range 0,5 --dump all -o r16
+has err "warning: output 'y' holds"
+has err "NaN/Inf begin at 'Exp_2' (Exp, output 0: 4 values, from finite inputs)"
+check r16 '[t["nan"] + t["inf"] > 0 for t in json.load(open(d + "/manifest.json"))["tensors"]] == [False, False, True, True, True, True]'
+run 0 "$S" run models/fp16_exp.onnx --random 1 --range 0,5 -o r16o
+has err "warning: output 'y' holds"
+has err "(--dump all names the node that made it)"
+run 0 "$S" run models/fp16_exp.onnx --random 1 --range 0,1 --dump all -o r16ok
+lacks err "warning"
+
 finish

@@ -14,6 +14,11 @@ that it has the same property, in a few nodes:
                     would take
   collide.onnx      node names that file names spell alike: a.b, a_b, a/b
                     (all "a_b") and a_b_1, each computing something else
+  fp16_exp.onnx     a model with a float16 part of its own, where Exp
+                    overflows in the golden run too: y = (t - t) + x with
+                    t = exp(4x) in float16 is NaN wherever 4x > ln(65504)
+  masked_softmax.onnx   a Softmax over a row that an all -inf mask hides
+                    (attention with nothing to attend to): NaN in float32
 """
 import os
 import sys
@@ -69,9 +74,31 @@ def collide():
                   [c("one", 1), c("two", 2), c("three", 3)])
 
 
+def fp16_exp():
+    h = lambda n, v: numpy_helper.from_array(np.array(v, np.float16), n)
+    nodes = [helper.make_node("Cast", ["x"], ["xh"], name="Cast_0", to=TensorProto.FLOAT16),
+             helper.make_node("Mul", ["xh", "four"], ["s"], name="Mul_1"),
+             helper.make_node("Exp", ["s"], ["t"], name="Exp_2"),
+             helper.make_node("Sub", ["t", "t"], ["z"], name="Sub_3"),
+             helper.make_node("Add", ["z", "xh"], ["yh"], name="Add_4"),
+             helper.make_node("Cast", ["yh"], ["y"], name="Cast_5", to=TensorProto.FLOAT)]
+    return _model(nodes, "fp16_exp", [_vi("x", [1, 8])], [_vi("y", [1, 8])], [h("four", 4)])
+
+
+def masked_softmax():
+    mask = np.array([[0, 0, -np.inf, -np.inf], [-np.inf] * 4], np.float32)
+    nodes = [helper.make_node("Add", ["x", "mask"], ["scores"], name="Add_0"),
+             helper.make_node("Softmax", ["scores"], ["p"], name="Softmax_1", axis=-1),
+             helper.make_node("Mul", ["p", "x"], ["y"], name="Mul_2")]
+    return _model(nodes, "masked_softmax", [_vi("x", [2, 4])], [_vi("y", [2, 4])],
+                  [numpy_helper.from_array(mask, "mask")])
+
+
 MODELS = {
     "ppocr_like.onnx": ppocr_like,
     "collide.onnx": collide,
+    "fp16_exp.onnx": fp16_exp,
+    "masked_softmax.onnx": masked_softmax,
 }
 
 

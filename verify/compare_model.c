@@ -727,6 +727,8 @@ static sg_status make(struct job *j, struct sg_diag *d)
     sg__verify_emit(j->ev, SG_VERIFY_INFO,
                     "golden run: %s in float32, %zu tensors -> %s/golden (inputs in %s/inputs)",
                     o->model, res->golden_tensors, j->out, j->out);
+    if (info.nonfinite[0])
+        sg__verify_emit(j->ev, SG_VERIFY_WARNING, "golden run: %s", info.nonfinite);
 
     char name[PATH_MAX];
     if (j->kind == SG_VERIFY_TARGET_MOCK || j->kind == SG_VERIFY_TARGET_ATC) {
