@@ -168,6 +168,29 @@ static sg_status report_missing(struct build *b, const sg_node *n, int64_t opset
     return sg_diag_set(b->diag, SG_EUNSUPPORTED, "%s", msg);
 }
 
+static bool node_input_given(const void *ctx, uint32_t i)
+{
+    return ((const sg_node *)ctx)->inputs[i] != NULL;
+}
+
+/* The node's inputs against the `inputs` pattern of its kernel (the one
+ * check that lets kernels take required inputs as given); reported like a
+ * missing kernel. */
+static sg_status check_inputs(struct build *b, const sg_node *n, int64_t opset,
+                              const struct sg_kernel *k)
+{
+    char why[128], label[512], msg[800];
+    if (sg_kernel_inputs_fit(k, n->n_inputs, node_input_given, n, why, sizeof why))
+        return SG_OK;
+    snprintf(msg, sizeof msg, "%s: %s", sg__rt_node_label(n, opset, label, sizeof label), why);
+    if (b->missing) {
+        b->n_missing++;
+        b->missing(n, msg, b->missing_ctx);
+        return SG_OK;
+    }
+    return sg_diag_set(b->diag, SG_EARITY, "%s", msg);
+}
+
 static sg_status build_plan(struct build *b, const sg_graph *g, struct rt_plan *parent,
                             struct rt_plan **out);
 
@@ -211,6 +234,8 @@ static sg_status plan_kernel(struct build *b, struct rt_plan *p, struct rt_node 
     rn->kernel_dtype = dt;
     sg_status st;
     if (!k && (st = report_missing(b, n, rn->opset, dt, why)))
+        return st;
+    if (k && (st = check_inputs(b, n, rn->opset, k)))
         return st;
     struct sub_walk w = {b, p, rn, SG_OK};
     return sg_node_for_each_subgraph(n, plan_sub, &w);

@@ -4,6 +4,7 @@
  */
 #include "rt_impl.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define SG_FAMILY(fam) extern const struct sg_kernel_family sg_kernels_##fam;
@@ -61,4 +62,49 @@ const struct sg_kernel *sg_kernel_find(const char *domain, const char *op_type, 
     if (why)
         *why = "no kernel for this input type";
     return NULL;
+}
+
+bool sg_kernel_inputs_valid(const char *inputs)
+{
+    if (!inputs)
+        return false;
+    size_t n = strspn(inputs, "ro");
+    if (!inputs[n])
+        return true;
+    return n > 0 && (inputs[n] == '+' || inputs[n] == '*') && !inputs[n + 1];
+}
+
+bool sg_kernel_inputs_fit(const struct sg_kernel *e, uint32_t n_in,
+                          bool (*present)(const void *ctx, uint32_t i), const void *ctx, char *msg,
+                          size_t size)
+{
+    const char *p = e->inputs;
+    if (!p)
+        return true;
+    size_t letters = strspn(p, "ro");
+    char rep = p[letters]; /* '+', '*' or 0 */
+    /* Positions the pattern names once; a '*' letter may occur zero times. */
+    size_t fixed = rep == '*' ? letters - 1 : letters, least = fixed;
+    while (least && p[least - 1] != 'r')
+        least--;
+    for (uint32_t i = 0; i < n_in || i < fixed; i++) {
+        char want = i < letters ? p[i] : rep ? p[letters - 1] : 0;
+        bool given = i < n_in && present(ctx, i);
+        if (!want) {
+            if (!given)
+                continue; /* '' past the pattern: nothing given */
+            snprintf(msg, size, "takes at most %zu input%s, got %u", letters,
+                     letters == 1 ? "" : "s", n_in);
+            return false;
+        }
+        if (want == 'r' && !given) {
+            if (i >= n_in)
+                snprintf(msg, size, "needs at least %zu input%s, got %u", least,
+                         least == 1 ? "" : "s", n_in);
+            else
+                snprintf(msg, size, "input %u is required but omitted (empty name)", i);
+            return false;
+        }
+    }
+    return true;
 }

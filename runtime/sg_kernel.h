@@ -8,8 +8,8 @@
  *     static sg_status run_relu(struct sg_kctx *k) { ... }
  *
  *     static const struct sg_kernel kernels[] = {
- *         {"", "Relu", 6, 0, SG_KT_FLOATS, 0, run_relu},
- *         {"", "Relu", 14, 0, SG_KT_FLOATS | SG_KT_SINTS, 0, run_relu},
+ *         {"", "Relu", 6, 0, SG_KT_FLOATS, 0, run_relu, "r"},
+ *         {"", "Relu", 14, 0, SG_KT_FLOATS | SG_KT_SINTS, 0, run_relu, "r"},
  *     };
  *     SG_KERNEL_FAMILY(activation, kernels);
  *
@@ -29,6 +29,19 @@
  * it can read k->opset). No entry, or no dtype match, is an error naming the
  * node, op, domain and opset, reported when the model is planned if the IR
  * knows the dtype and otherwise when the node first runs.
+ *
+ * Inputs. An entry's `inputs` says which inputs of the node run() needs,
+ * one letter per input position: 'r' required (given, not the empty name
+ * ''), 'o' optional (may be '' or left off the end). A '+' after the last
+ * letter repeats it for one or more positions, a '*' for zero or more
+ * (variadic inputs): "rro" is Conv (X, W, optional B), "r+" Concat, "oor*"
+ * Loop, "" an op without inputs. Inputs past the pattern are refused. For
+ * ai.onnx ops the pattern is the ONNX schema's formal inputs at that
+ * version (tests/kernel_inputs_test.py checks it against python3-onnx);
+ * an ONNX input whose requirement changed between versions is a new entry.
+ * The executor checks every node against its entry once, when the graph
+ * is planned (before anything runs; `surgeon run --check` lists the
+ * failures), so run() may take every required input as present.
  *
  * Calling convention. run(k) reads inputs k->in[0..n_in) (NULL: omitted
  * optional input), attributes through sg_kattr_*, and creates every output
@@ -115,6 +128,7 @@ struct sg_kernel {
     uint32_t types;      /* SG_KT_* mask of accepted dtypes of that input */
     uint32_t flags;      /* enum sg_kernel_flags */
     sg_kernel_fn run;
+    const char *inputs; /* which inputs run() needs: see "Inputs" above */
 };
 
 struct sg_kernel_family {
@@ -125,6 +139,20 @@ struct sg_kernel_family {
 
 #define SG_KERNEL_FAMILY(fam, table)                                                               \
     const struct sg_kernel_family sg_kernels_##fam = {#fam, table, sizeof table / sizeof table[0]}
+
+/*
+ * Whether a node with n_in inputs, of which present(ctx, i) says which are
+ * given, fits e's `inputs` pattern. When not, false with the reason in
+ * msg ("input 1 is required but omitted", "takes at most 3 inputs, got 4").
+ * An entry without a pattern (NULL) accepts anything.
+ */
+bool sg_kernel_inputs_fit(const struct sg_kernel *e, uint32_t n_in,
+                          bool (*present)(const void *ctx, uint32_t i), const void *ctx, char *msg,
+                          size_t size);
+
+/* Whether `inputs` is a well-formed pattern (letters r/o, at most one
+ * trailing + or * after a letter). */
+bool sg_kernel_inputs_valid(const char *inputs);
 
 /* Every family, from runtime/kernels/families.inc, and their number. */
 extern const struct sg_kernel_family *const sg_kernel_families[];

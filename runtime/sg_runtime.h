@@ -209,7 +209,8 @@ sg_status sg_rt_opts_mock(const sg_model *m, struct sg_rt_opts *opts, struct sg_
 /*
  * Plan model m for running. m must stay alive (and unchanged) while the
  * sg_rt exists. opts may be NULL (defaults). Statuses: SG_EUNSUPPORTED (a
- * node has no kernel: the first one is named in diag), SG_ECYCLE, SG_ENOMEM,
+ * node has no kernel: the first one is named in diag), SG_EARITY (a node
+ * lacks an input its kernel requires, or has too many), SG_ECYCLE, SG_ENOMEM,
  * SG_EINVAL (model without a graph), SG_ENOTFOUND (OpenBLAS, which the
  * first session loads, cannot be loaded: sg_blas.h).
  */
@@ -220,9 +221,10 @@ sg_status sg_rt_create(sg_model *m, const struct sg_rt_opts *opts, sg_rt **out,
 void sg_rt_free(sg_rt *rt);
 
 /*
- * Call `fn` for every node of m (all graphs) that has no kernel, with a
- * one-line reason naming node, op, domain, opset (and dtype when that is
- * what is missing). Returns the number of such nodes.
+ * Call `fn` for every node of m (all graphs) that has no kernel or whose
+ * inputs do not fit its kernel (a required input omitted, too few or too
+ * many), with a one-line reason naming node, op, domain, opset (and dtype
+ * when that is what is missing). Returns the number of such nodes.
  */
 typedef void (*sg_rt_missing_fn)(const sg_node *n, const char *reason, void *ctx);
 size_t sg_rt_check(sg_model *m, sg_rt_missing_fn fn, void *ctx);
@@ -269,9 +271,9 @@ typedef sg_rt_value *(*sg_rt_lookup_fn)(const sg_value *v, void *ctx);
  * failure); the caller unrefs them. opts may be NULL; numerics and
  * max_tensor_bytes apply, on_output is ignored. Statuses: SG_EUNDEF
  * (lookup has no value for one, named), SG_EUNSUPPORTED (no kernel, for n
- * or a node of its subgraphs), SG_ETOOBIG, SG_ENOMEM, SG_ENOTFOUND (as for
- * sg_rt_create) and whatever the kernel reports, with the node named in
- * diag.
+ * or a node of its subgraphs), SG_EARITY (a required input omitted),
+ * SG_ETOOBIG, SG_ENOMEM, SG_ENOTFOUND (as for sg_rt_create) and whatever
+ * the kernel reports, with the node named in diag.
  */
 sg_status sg_rt_run_node(sg_model *m, sg_node *n, const struct sg_rt_opts *opts,
                          sg_rt_lookup_fn lookup, void *ctx, sg_rt_value **out,

@@ -58,7 +58,8 @@ const struct sg_command sg_cmd_run = {
     "  --dump all|outputs    every node output of the main graph, or only the\n"
     "                        graph outputs (default)\n"
     "  --threads N           BLAS threads (default: OpenBLAS's choice)\n"
-    "  --check               list every node without a kernel and exit (0: none)\n\n"
+    "  --check               list every node without a kernel or without an input\n"
+    "                        its kernel requires, and exit (0: none)\n\n"
     "Bad input (unknown name, missing input, wrong dtype, shape or size, a shape\n"
     "a node cannot take) is an error naming the input or node and both shapes.\n",
     run,
@@ -84,10 +85,10 @@ static int check_only(sg_model *m)
     size_t n = sg_rt_check(m, print_missing, &mc);
     size_t total = sg_graph_count_nodes(m->graph, true);
     if (n == 0) {
-        printf("every node has a kernel (%zu nodes)\n", total);
+        printf("every node has a kernel and the inputs it requires (%zu nodes)\n", total);
         return SG_EXIT_OK;
     }
-    printf("%zu of %zu nodes have no kernel\n", n, total);
+    printf("%zu of %zu nodes have no kernel or lack a required input\n", n, total);
     return SG_EXIT_FAIL;
 }
 

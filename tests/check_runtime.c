@@ -480,6 +480,103 @@ START_TEST(test_missing_kernels_listed)
 }
 END_TEST
 
+/* ------------------------------------------------- required inputs */
+
+static bool given_mask(const void *ctx, uint32_t i)
+{
+    return (*(const unsigned *)ctx >> i) & 1;
+}
+
+/* sg_kernel_inputs_fit on patterns of every shape; `given` is a bit mask
+ * of the present inputs among n. */
+static const struct {
+    const char *pattern;
+    uint32_t n;
+    unsigned given;
+    bool fit;
+    const char *why;
+} fit_cases[] = {
+    {"rro", 2, 0x3, true, NULL},
+    {"rro", 3, 0x3, true, NULL}, /* trailing '' */
+    {"rro", 3, 0x5, false, "input 1 is required"},
+    {"rro", 1, 0x1, false, "needs at least 2 inputs, got 1"},
+    {"rro", 4, 0xf, false, "takes at most 3 inputs, got 4"},
+    {"rro", 5, 0x7, true, NULL}, /* '' past the pattern is nothing given */
+    {"", 0, 0, true, NULL},
+    {"", 1, 0x1, false, "takes at most 0 inputs"},
+    {"r+", 0, 0, false, "needs at least 1 input, got 0"},
+    {"r+", 5, 0x1f, true, NULL},
+    {"r+", 5, 0x1b, false, "input 2 is required"},
+    {"o+", 3, 0x4, true, NULL},
+    {"oor*", 2, 0, true, NULL},
+    {"oor*", 0, 0, true, NULL},
+    {"oor*", 4, 0xd, true, NULL},
+    {"oor*", 4, 0x7, false, "input 3 is required"},
+    {"or+", 1, 0x0, false, "needs at least 2 inputs"},
+    {"ror", 1, 0x1, false, "needs at least 3 inputs"},
+};
+
+START_TEST(test_kernel_inputs_fit)
+{
+    for (size_t i = 0; i < sizeof fit_cases / sizeof fit_cases[0]; i++) {
+        struct sg_kernel e = {"", "Op", 1, 0, SG_KT_ANY, 0, NULL, fit_cases[i].pattern};
+        char msg[128] = "";
+        bool fit = sg_kernel_inputs_fit(&e, fit_cases[i].n, given_mask, &fit_cases[i].given, msg,
+                                        sizeof msg);
+        ck_assert_msg(fit == fit_cases[i].fit && (fit || strstr(msg, fit_cases[i].why)),
+                      "'%s' with %u inputs (mask %x): fit %d, '%s'", fit_cases[i].pattern,
+                      fit_cases[i].n, fit_cases[i].given, fit, msg);
+    }
+    ck_assert(sg_kernel_inputs_valid("rro") && sg_kernel_inputs_valid("") &&
+              sg_kernel_inputs_valid("oor*") && sg_kernel_inputs_valid("r+"));
+    ck_assert(!sg_kernel_inputs_valid(NULL) && !sg_kernel_inputs_valid("+") &&
+              !sg_kernel_inputs_valid("r+o") && !sg_kernel_inputs_valid("rx") &&
+              !sg_kernel_inputs_valid("r++"));
+    /* Every entry declares a well-formed pattern. */
+    for (size_t f = 0; f < sg_kernel_n_families; f++)
+        for (size_t i = 0; i < sg_kernel_families[f]->count; i++) {
+            const struct sg_kernel *e = &sg_kernel_families[f]->kernels[i];
+            ck_assert_msg(sg_kernel_inputs_valid(e->inputs), "%s v%d (%s): inputs '%s'", e->op_type,
+                          e->since_version, sg_kernel_families[f]->name,
+                          e->inputs ? e->inputs : "(none)");
+        }
+}
+END_TEST
+
+/* A node lacking a required input is refused when the model is planned,
+ * before any kernel runs, by sg_rt_create, sg_rt_check and
+ * sg_rt_run_node alike; an optional one may be omitted. */
+START_TEST(test_required_inputs_checked)
+{
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t dx[4] = {1, 1, 3, 3};
+    sg_value *x = graph_input(m, "x", SG_DTYPE_FLOAT, dx, 4);
+    sg_value *conv_in[3] = {x, NULL, NULL}; /* W omitted */
+    sg_value *y = node1(m, "Conv", NULL, "conv_no_w", conv_in, 3, "y");
+    sg_value *clip_in[3] = {y, NULL, NULL}; /* Clip's min and max are optional */
+    sg_value *z = node1(m, "Clip", NULL, "clip", clip_in, 3, "z");
+    ck_assert_ok(sg_graph_add_output(m->graph, z), &d);
+    struct missing mi = {0, ""};
+    ck_assert_uint_eq(sg_rt_check(m, collect, &mi), 1);
+    ck_assert_msg(strstr(mi.text, "conv_no_w") && strstr(mi.text, "input 1 is required") &&
+                      !strstr(mi.text, "clip"),
+                  "%s", mi.text);
+    sg_rt *rt = NULL;
+    ck_assert_int_eq(sg_rt_create(m, NULL, &rt, &d), SG_EARITY);
+    ck_assert_ptr_null(rt);
+    ck_assert_msg(strstr(d.msg, "node 'conv_no_w' (Conv, ai.onnx v13): input 1 is required"), "%s",
+                  d.msg);
+    sg_diag_clear(&d);
+    sg_rt_value *out[1];
+    ck_assert_int_eq(sg_rt_run_node(m, y->producer, NULL, NULL, NULL, out, &d), SG_EARITY);
+    ck_assert_msg(strstr(d.msg, "conv_no_w") && strstr(d.msg, "input 1"), "%s", d.msg);
+    ck_assert_ptr_null(out[0]);
+    sg_model_free(m);
+}
+END_TEST
+
 /* ------------------------------------------------------- input checks */
 
 START_TEST(test_input_checks)
@@ -1180,6 +1277,8 @@ Suite *suite_runtime(void)
     tcase_add_test(tc, test_vmath_accuracy);
     tcase_add_test(tc, test_missing_kernels_listed);
     tcase_add_test(tc, test_input_checks);
+    tcase_add_test(tc, test_kernel_inputs_fit);
+    tcase_add_test(tc, test_required_inputs_checked);
     tcase_add_test(tc, test_numerics_modes);
     tcase_add_test(tc, test_random_deterministic);
     tcase_add_test(tc, test_run_node);

@@ -211,7 +211,7 @@ static sg_status run_cast(struct sg_kctx *k)
 }
 
 static const struct sg_kernel kernels[] = {
-    {"", "Cast", 1, 0, SG_KT_ALL, 0, run_cast},
-    {"", "CastLike", 15, 0, SG_KT_ALL, 0, run_cast},
+    {"", "Cast", 1, 0, SG_KT_ALL, 0, run_cast, "r"},
+    {"", "CastLike", 15, 0, SG_KT_ALL, 0, run_cast, "rr"},
 };
 SG_KERNEL_FAMILY(cast, kernels);

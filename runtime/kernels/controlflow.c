@@ -465,8 +465,10 @@ done:
 }
 
 static const struct sg_kernel kernels[] = {
-    {"", "If", 1, -1, SG_KT_ANY, SG_KF_NONTENSOR, run_if},
-    {"", "Loop", 1, -1, SG_KT_ANY, SG_KF_NONTENSOR, run_loop},
-    {"", "Scan", 8, -1, SG_KT_ANY, SG_KF_NONTENSOR, run_scan},
+    {"", "If", 1, -1, SG_KT_ANY, SG_KF_NONTENSOR, run_if, "r"},
+    {"", "Loop", 1, -1, SG_KT_ANY, SG_KF_NONTENSOR, run_loop, "oor+"},
+    {"", "Loop", 11, -1, SG_KT_ANY, SG_KF_NONTENSOR, run_loop, "oor*"},
+    {"", "Scan", 8, -1, SG_KT_ANY, SG_KF_NONTENSOR, run_scan, "or+"},
+    {"", "Scan", 9, -1, SG_KT_ANY, SG_KF_NONTENSOR, run_scan, "r+"},
 };
 SG_KERNEL_FAMILY(controlflow, kernels);

@@ -1081,12 +1081,12 @@ static sg_status run_col2im(struct sg_kctx *k)
 #define FL SG_KT_FLOATS
 #define Q8 (SG_KT(SG_DTYPE_UINT8) | SG_KT(SG_DTYPE_INT8))
 static const struct sg_kernel kernels[] = {
-    {"", "Conv", 1, 0, FL, SG_KF_POST_CLAMP, run_conv},
-    {"", "Conv", 11, 0, FL, SG_KF_POST_CLAMP, run_conv},
-    {"", "ConvTranspose", 1, 0, FL, 0, run_conv_transpose},
-    {"", "ConvTranspose", 11, 0, FL, 0, run_conv_transpose},
-    {"", "ConvInteger", 10, 0, Q8, 0, run_conv_integer},
-    {"", "QLinearConv", 10, 0, Q8, 0, run_qlinear_conv},
-    {"", "Col2Im", 18, 0, FL, 0, run_col2im},
+    {"", "Conv", 1, 0, FL, SG_KF_POST_CLAMP, run_conv, "rro"},
+    {"", "Conv", 11, 0, FL, SG_KF_POST_CLAMP, run_conv, "rro"},
+    {"", "ConvTranspose", 1, 0, FL, 0, run_conv_transpose, "rro"},
+    {"", "ConvTranspose", 11, 0, FL, 0, run_conv_transpose, "rro"},
+    {"", "ConvInteger", 10, 0, Q8, 0, run_conv_integer, "rroo"},
+    {"", "QLinearConv", 10, 0, Q8, 0, run_qlinear_conv, "rrrrrrrro"},
+    {"", "Col2Im", 18, 0, FL, 0, run_col2im, "rrr"},
 };
 SG_KERNEL_FAMILY(conv, kernels);

@@ -139,7 +139,7 @@ static sg_status run_nms(struct sg_kctx *k)
 }
 
 static const struct sg_kernel kernels[] = {
-    {"", "NonMaxSuppression", 10, 0, SG_KT_F32, 0, run_nms},
-    {"", "NonMaxSuppression", 11, 0, SG_KT_F32, 0, run_nms},
+    {"", "NonMaxSuppression", 10, 0, SG_KT_F32, 0, run_nms, "rrooo"},
+    {"", "NonMaxSuppression", 11, 0, SG_KT_F32, 0, run_nms, "rrooo"},
 };
 SG_KERNEL_FAMILY(detection, kernels);

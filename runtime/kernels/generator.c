@@ -314,18 +314,18 @@ static sg_status run_bernoulli(struct sg_kctx *k)
 }
 
 static const struct sg_kernel kernels[] = {
-    {"", "Constant", 1, -1, SG_KT_ANY, 0, run_constant},
-    {"", "ConstantOfShape", 9, 0, SG_KT(SG_DTYPE_INT64), 0, run_constant_of_shape},
-    {"", "Range", 11, 0, SG_KT_FLOATS | SG_KT_SINTS, 0, run_range},
-    {"", "EyeLike", 9, 0, SG_KT_ANY, 0, run_eyelike},
-    {"", "OneHot", 9, 0, SG_KT_NUMERIC, 0, run_onehot},
-    {"", "HannWindow", 17, 0, SG_KT_SINTS, 0, run_window},
-    {"", "HammingWindow", 17, 0, SG_KT_SINTS, 0, run_window},
-    {"", "BlackmanWindow", 17, 0, SG_KT_SINTS, 0, run_window},
-    {"", "RandomUniform", 1, -1, SG_KT_ANY, 0, run_random},
-    {"", "RandomNormal", 1, -1, SG_KT_ANY, 0, run_random},
-    {"", "RandomUniformLike", 1, 0, SG_KT_ANY, 0, run_random},
-    {"", "RandomNormalLike", 1, 0, SG_KT_ANY, 0, run_random},
-    {"", "Bernoulli", 15, 0, SG_KT_FLOATS, 0, run_bernoulli},
+    {"", "Constant", 1, -1, SG_KT_ANY, 0, run_constant, ""},
+    {"", "ConstantOfShape", 9, 0, SG_KT(SG_DTYPE_INT64), 0, run_constant_of_shape, "r"},
+    {"", "Range", 11, 0, SG_KT_FLOATS | SG_KT_SINTS, 0, run_range, "rrr"},
+    {"", "EyeLike", 9, 0, SG_KT_ANY, 0, run_eyelike, "r"},
+    {"", "OneHot", 9, 0, SG_KT_NUMERIC, 0, run_onehot, "rrr"},
+    {"", "HannWindow", 17, 0, SG_KT_SINTS, 0, run_window, "r"},
+    {"", "HammingWindow", 17, 0, SG_KT_SINTS, 0, run_window, "r"},
+    {"", "BlackmanWindow", 17, 0, SG_KT_SINTS, 0, run_window, "r"},
+    {"", "RandomUniform", 1, -1, SG_KT_ANY, 0, run_random, ""},
+    {"", "RandomNormal", 1, -1, SG_KT_ANY, 0, run_random, ""},
+    {"", "RandomUniformLike", 1, 0, SG_KT_ANY, 0, run_random, "r"},
+    {"", "RandomNormalLike", 1, 0, SG_KT_ANY, 0, run_random, "r"},
+    {"", "Bernoulli", 15, 0, SG_KT_FLOATS, 0, run_bernoulli, "r"},
 };
 SG_KERNEL_FAMILY(generator, kernels);

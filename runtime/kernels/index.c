@@ -582,16 +582,17 @@ static sg_status run_reverse_sequence(struct sg_kctx *k)
 
 #define ANY SG_KT_ANY
 static const struct sg_kernel kernels[] = {
-    {"", "Gather", 1, 0, ANY, 0, run_gather},
-    {"", "GatherElements", 11, 0, ANY, 0, run_gather_elements},
-    {"", "GatherND", 11, 0, ANY, 0, run_gather_nd},
-    {"", "Scatter", 9, 0, ANY, 0, run_scatter_elements},
-    {"", "ScatterElements", 11, 0, ANY, 0, run_scatter_elements},
-    {"", "ScatterND", 11, 0, ANY, 0, run_scatter_nd},
-    {"", "Compress", 9, 0, ANY, 0, run_compress},
-    {"", "NonZero", 9, 0, SG_KT_NUMERIC | SG_KT_BOOL, 0, run_nonzero},
-    {"", "TopK", 1, 0, SG_KT_NUMERIC, 0, run_topk},
-    {"", "Unique", 11, 0, SG_KT_NUMERIC, 0, run_unique},
-    {"", "ReverseSequence", 10, 0, ANY, 0, run_reverse_sequence},
+    {"", "Gather", 1, 0, ANY, 0, run_gather, "rr"},
+    {"", "GatherElements", 11, 0, ANY, 0, run_gather_elements, "rr"},
+    {"", "GatherND", 11, 0, ANY, 0, run_gather_nd, "rr"},
+    {"", "Scatter", 9, 0, ANY, 0, run_scatter_elements, "rrr"},
+    {"", "ScatterElements", 11, 0, ANY, 0, run_scatter_elements, "rrr"},
+    {"", "ScatterND", 11, 0, ANY, 0, run_scatter_nd, "rrr"},
+    {"", "Compress", 9, 0, ANY, 0, run_compress, "rr"},
+    {"", "NonZero", 9, 0, SG_KT_NUMERIC | SG_KT_BOOL, 0, run_nonzero, "r"},
+    {"", "TopK", 1, 0, SG_KT_NUMERIC, 0, run_topk, "r"},
+    {"", "TopK", 10, 0, SG_KT_NUMERIC, 0, run_topk, "rr"},
+    {"", "Unique", 11, 0, SG_KT_NUMERIC, 0, run_unique, "r"},
+    {"", "ReverseSequence", 10, 0, ANY, 0, run_reverse_sequence, "rr"},
 };
 SG_KERNEL_FAMILY(index, kernels);

@@ -517,7 +517,7 @@ static sg_status run_einsum(struct sg_kctx *k)
 }
 
 static const struct sg_kernel kernels[] = {
-    {"", "Det", 11, 0, SG_KT_FLOATS, 0, run_det},
-    {"", "Einsum", 12, 0, SG_KT_NUMERIC, 0, run_einsum},
+    {"", "Det", 11, 0, SG_KT_FLOATS, 0, run_det, "r"},
+    {"", "Einsum", 12, 0, SG_KT_NUMERIC, 0, run_einsum, "r+"},
 };
 SG_KERNEL_FAMILY(linalg, kernels);

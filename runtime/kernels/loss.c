@@ -141,7 +141,7 @@ static sg_status run_sce(struct sg_kctx *k)
 }
 
 static const struct sg_kernel kernels[] = {
-    {"", "NegativeLogLikelihoodLoss", 12, 0, SG_KT_FLOATS, 0, run_nll},
-    {"", "SoftmaxCrossEntropyLoss", 12, 0, SG_KT_FLOATS, 0, run_sce},
+    {"", "NegativeLogLikelihoodLoss", 12, 0, SG_KT_FLOATS, 0, run_nll, "rro"},
+    {"", "SoftmaxCrossEntropyLoss", 12, 0, SG_KT_FLOATS, 0, run_sce, "rro"},
 };
 SG_KERNEL_FAMILY(loss, kernels);

@@ -266,7 +266,8 @@ done:
 }
 
 static const struct sg_kernel kernels[] = {
-    {"", "MatMul", 1, 0, SG_KT_NUMERIC, 0, run_matmul},
-    {"", "Gemm", 1, 0, SG_KT_NUMERIC, 0, run_gemm},
+    {"", "MatMul", 1, 0, SG_KT_NUMERIC, 0, run_matmul, "rr"},
+    {"", "Gemm", 1, 0, SG_KT_NUMERIC, 0, run_gemm, "rrr"},
+    {"", "Gemm", 11, 0, SG_KT_NUMERIC, 0, run_gemm, "rro"},
 };
 SG_KERNEL_FAMILY(matmul, kernels);

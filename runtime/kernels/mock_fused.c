@@ -31,14 +31,26 @@
 /* The ai.onnx opset whose semantics the fused ops use for their parts. */
 #define PART_OPSET 21
 
-/* Run ai.onnx `op` with k's node attributes on in[0..n_in) into *out. */
+static bool part_input_given(const void *ctx, uint32_t i)
+{
+    return ((sg_rt_value *const *)ctx)[i] != NULL;
+}
+
+/* Run ai.onnx `op` with k's node attributes on in[0..n_in) into *out. The
+ * fused op's own entry requires what its parts need (in[0] at least); the
+ * part's entry is checked again, as the executor would. */
 static sg_status part(struct sg_kctx *k, const char *op, sg_rt_value *const *in, uint32_t n_in,
                       sg_rt_value **out)
 {
     const char *why = "no kernel";
-    const struct sg_kernel *e = sg_kernel_find("", op, PART_OPSET, in[0]->dtype, &why);
+    char msg[128];
+    const struct sg_kernel *e =
+        n_in && in[0] ? sg_kernel_find("", op, PART_OPSET, in[0]->dtype, &why) : NULL;
     if (!e)
-        return sg_kfail(k, SG_EUNSUPPORTED, "its %s part: %s for %s", op, why, sg_kshape(k, in[0]));
+        return sg_kfail(k, SG_EUNSUPPORTED, "its %s part: %s for %s", op, why,
+                        n_in && in[0] ? sg_kshape(k, in[0]) : "no input");
+    if (!sg_kernel_inputs_fit(e, n_in, part_input_given, in, msg, sizeof msg))
+        return sg_kfail(k, SG_EARITY, "its %s part: %s", op, msg);
     sg_rt_value *o[1] = {NULL};
     /* Kernels may tell ops apart by op_type: give them a view of the node
      * as `op` (same name, attributes and outputs). */
@@ -263,12 +275,12 @@ static sg_status run_fused_elementwise(struct sg_kctx *k)
 
 #define D SG_MOCKOM_DOMAIN
 static const struct sg_kernel kernels[] = {
-    {D, "Conv2D", 1, 0, SG_KT_FLOATS, 0, run_conv2d},
-    {D, "BatchMatMulV2", 1, 0, SG_KT_FLOATS, 0, run_batchmatmul_v2},
-    {D, "MatMulV2", 1, 0, SG_KT_FLOATS, 0, run_matmul_v2},
-    {D, "SoftmaxV2", 1, 0, SG_KT_FLOATS, 0, run_softmax_v2},
-    {D, "LayerNorm", 1, 0, SG_KT_FLOATS, 0, run_layernorm},
-    {D, "FusedElementwise", 1, -1, SG_KT_ANY, 0, run_fused_elementwise},
+    {D, "Conv2D", 1, 0, SG_KT_FLOATS, 0, run_conv2d, "rro"},
+    {D, "BatchMatMulV2", 1, 0, SG_KT_FLOATS, 0, run_batchmatmul_v2, "rrr"},
+    {D, "MatMulV2", 1, 0, SG_KT_FLOATS, 0, run_matmul_v2, "rro"},
+    {D, "SoftmaxV2", 1, 0, SG_KT_FLOATS, 0, run_softmax_v2, "r"},
+    {D, "LayerNorm", 1, 0, SG_KT_FLOATS, 0, run_layernorm, "roo"},
+    {D, "FusedElementwise", 1, -1, SG_KT_ANY, 0, run_fused_elementwise, "r*"},
 };
 #undef D
 SG_KERNEL_FAMILY(mock_fused, kernels);

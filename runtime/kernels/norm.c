@@ -534,19 +534,19 @@ static sg_status run_lp_norm(struct sg_kctx *k)
 
 #define FL SG_KT_FLOATS
 static const struct sg_kernel kernels[] = {
-    {"", "BatchNormalization", 1, 0, FL, 0, run_batch_norm},
-    {"", "BatchNormalization", 6, 0, FL, 0, run_batch_norm},
-    {"", "BatchNormalization", 7, 0, FL, 0, run_batch_norm},
-    {"", "BatchNormalization", 9, 0, FL, 0, run_batch_norm},
-    {"", "BatchNormalization", 14, 0, FL, 0, run_batch_norm},
-    {"", "BatchNormalization", 15, 0, FL, 0, run_batch_norm},
-    {"", "InstanceNormalization", 1, 0, FL, 0, run_instance_norm},
-    {"", "InstanceNormalization", 6, 0, FL, 0, run_instance_norm},
-    {"", "LayerNormalization", 17, 0, FL, 0, run_layer_norm},
-    {"", "LRN", 1, 0, FL, 0, run_lrn},
-    {"", "LRN", 13, 0, FL, 0, run_lrn},
-    {"", "MeanVarianceNormalization", 9, 0, FL, 0, run_mvn},
-    {"", "MeanVarianceNormalization", 13, 0, FL, 0, run_mvn},
-    {"", "LpNormalization", 1, 0, FL, 0, run_lp_norm},
+    {"", "BatchNormalization", 1, 0, FL, 0, run_batch_norm, "rrrrr"},
+    {"", "BatchNormalization", 6, 0, FL, 0, run_batch_norm, "rrrrr"},
+    {"", "BatchNormalization", 7, 0, FL, 0, run_batch_norm, "rrrrr"},
+    {"", "BatchNormalization", 9, 0, FL, 0, run_batch_norm, "rrrrr"},
+    {"", "BatchNormalization", 14, 0, FL, 0, run_batch_norm, "rrrrr"},
+    {"", "BatchNormalization", 15, 0, FL, 0, run_batch_norm, "rrrrr"},
+    {"", "InstanceNormalization", 1, 0, FL, 0, run_instance_norm, "rrr"},
+    {"", "InstanceNormalization", 6, 0, FL, 0, run_instance_norm, "rrr"},
+    {"", "LayerNormalization", 17, 0, FL, 0, run_layer_norm, "rro"},
+    {"", "LRN", 1, 0, FL, 0, run_lrn, "r"},
+    {"", "LRN", 13, 0, FL, 0, run_lrn, "r"},
+    {"", "MeanVarianceNormalization", 9, 0, FL, 0, run_mvn, "r"},
+    {"", "MeanVarianceNormalization", 13, 0, FL, 0, run_mvn, "r"},
+    {"", "LpNormalization", 1, 0, FL, 0, run_lp_norm, "r"},
 };
 SG_KERNEL_FAMILY(norm, kernels);

@@ -492,17 +492,17 @@ static sg_status run_qlinear_matmul(struct sg_kctx *k)
 #define Q_INT21 (Q_INT | SG_KT(SG_DTYPE_INT16) | SG_KT(SG_DTYPE_UINT16))
 
 static const struct sg_kernel kernels[] = {
-    {"", "QuantizeLinear", 10, 0, Q_IN, 0, run_quantize},
-    {"", "QuantizeLinear", 13, 0, Q_IN, 0, run_quantize},
-    {"", "QuantizeLinear", 19, 0, Q_IN | SG_KT_F16 | SG_KT_BF16, 0, run_quantize},
-    {"", "QuantizeLinear", 21, 0, Q_IN | SG_KT_F16 | SG_KT_BF16, 0, run_quantize},
-    {"", "DequantizeLinear", 10, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize},
-    {"", "DequantizeLinear", 13, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize},
-    {"", "DequantizeLinear", 19, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize},
-    {"", "DequantizeLinear", 21, 0, Q_INT21 | SG_KT(SG_DTYPE_INT32), 0, run_dequantize},
-    {"", "DynamicQuantizeLinear", 11, 0, SG_KT_F32, 0, run_dynamic_quantize},
-    {"", "MatMulInteger", 10, 0, Q_INT, 0, run_matmul_integer},
-    {"", "QLinearMatMul", 10, 0, Q_INT, 0, run_qlinear_matmul},
-    {"", "QLinearMatMul", 21, 0, Q_INT, 0, run_qlinear_matmul},
+    {"", "QuantizeLinear", 10, 0, Q_IN, 0, run_quantize, "rro"},
+    {"", "QuantizeLinear", 13, 0, Q_IN, 0, run_quantize, "rro"},
+    {"", "QuantizeLinear", 19, 0, Q_IN | SG_KT_F16 | SG_KT_BF16, 0, run_quantize, "rro"},
+    {"", "QuantizeLinear", 21, 0, Q_IN | SG_KT_F16 | SG_KT_BF16, 0, run_quantize, "rro"},
+    {"", "DequantizeLinear", 10, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
+    {"", "DequantizeLinear", 13, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
+    {"", "DequantizeLinear", 19, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
+    {"", "DequantizeLinear", 21, 0, Q_INT21 | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
+    {"", "DynamicQuantizeLinear", 11, 0, SG_KT_F32, 0, run_dynamic_quantize, "r"},
+    {"", "MatMulInteger", 10, 0, Q_INT, 0, run_matmul_integer, "rroo"},
+    {"", "QLinearMatMul", 10, 0, Q_INT, 0, run_qlinear_matmul, "rrrrrrrr"},
+    {"", "QLinearMatMul", 21, 0, Q_INT, 0, run_qlinear_matmul, "rrrrrrrr"},
 };
 SG_KERNEL_FAMILY(quantize, kernels);

@@ -335,18 +335,19 @@ static sg_status run_cumsum(struct sg_kctx *k)
 
 #define NUM SG_KT_NUMERIC
 static const struct sg_kernel kernels[] = {
-    {"", "ReduceSum", 1, 0, NUM, 0, run_reduce},
-    {"", "ReduceMean", 1, 0, NUM, 0, run_reduce},
-    {"", "ReduceMax", 1, 0, NUM, 0, run_reduce},
-    {"", "ReduceMin", 1, 0, NUM, 0, run_reduce},
-    {"", "ReduceProd", 1, 0, NUM, 0, run_reduce},
-    {"", "ReduceL1", 1, 0, NUM, 0, run_reduce},
-    {"", "ReduceL2", 1, 0, NUM, 0, run_reduce},
-    {"", "ReduceLogSum", 1, 0, NUM, 0, run_reduce},
-    {"", "ReduceLogSumExp", 1, 0, NUM, 0, run_reduce},
-    {"", "ReduceSumSquare", 1, 0, NUM, 0, run_reduce},
-    {"", "ArgMax", 1, 0, NUM, 0, run_arg},
-    {"", "ArgMin", 1, 0, NUM, 0, run_arg},
-    {"", "CumSum", 11, 0, NUM, 0, run_cumsum},
+    {"", "ReduceSum", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceSum", 13, 0, NUM, 0, run_reduce, "ro"},
+    {"", "ReduceMean", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceMax", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceMin", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceProd", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceL1", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceL2", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceLogSum", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceLogSumExp", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceSumSquare", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ArgMax", 1, 0, NUM, 0, run_arg, "r"},
+    {"", "ArgMin", 1, 0, NUM, 0, run_arg, "r"},
+    {"", "CumSum", 11, 0, NUM, 0, run_cumsum, "rr"},
 };
 SG_KERNEL_FAMILY(reduce, kernels);

@@ -633,12 +633,12 @@ static sg_status run_resize(struct sg_kctx *k)
 #define RESIZE_TYPES (SG_KT_ALL | SG_KT(SG_DTYPE_COMPLEX64) | SG_KT(SG_DTYPE_COMPLEX128))
 
 static const struct sg_kernel kernels[] = {
-    {"", "Resize", 10, 0, RESIZE_TYPES, 0, run_resize},
-    {"", "Resize", 11, 0, RESIZE_TYPES, 0, run_resize},
-    {"", "Resize", 13, 0, RESIZE_TYPES, 0, run_resize},
-    {"", "Resize", 18, 0, RESIZE_TYPES, 0, run_resize},
-    {"", "Resize", 19, 0, RESIZE_TYPES, 0, run_resize},
-    {"", "Upsample", 7, 0, RESIZE_TYPES, 0, run_upsample},
-    {"", "Upsample", 9, 0, RESIZE_TYPES, 0, run_upsample},
+    {"", "Resize", 10, 0, RESIZE_TYPES, 0, run_resize, "rr"},
+    {"", "Resize", 11, 0, RESIZE_TYPES, 0, run_resize, "rrro"},
+    {"", "Resize", 13, 0, RESIZE_TYPES, 0, run_resize, "rooo"},
+    {"", "Resize", 18, 0, RESIZE_TYPES, 0, run_resize, "rooo"},
+    {"", "Resize", 19, 0, RESIZE_TYPES, 0, run_resize, "rooo"},
+    {"", "Upsample", 7, 0, RESIZE_TYPES, 0, run_upsample, "r"},
+    {"", "Upsample", 9, 0, RESIZE_TYPES, 0, run_upsample, "rr"},
 };
 SG_KERNEL_FAMILY(resize, kernels);

@@ -599,10 +599,15 @@ static sg_status run_rnn(struct sg_kctx *k)
 }
 
 static const struct sg_kernel kernels[] = {
-    {"", "RNN", 1, 0, SG_KT_FLOATS, 0, run_rnn},  {"", "RNN", 7, 0, SG_KT_FLOATS, 0, run_rnn},
-    {"", "RNN", 14, 0, SG_KT_FLOATS, 0, run_rnn}, {"", "GRU", 1, 0, SG_KT_FLOATS, 0, run_rnn},
-    {"", "GRU", 3, 0, SG_KT_FLOATS, 0, run_rnn},  {"", "GRU", 7, 0, SG_KT_FLOATS, 0, run_rnn},
-    {"", "GRU", 14, 0, SG_KT_FLOATS, 0, run_rnn}, {"", "LSTM", 1, 0, SG_KT_FLOATS, 0, run_rnn},
-    {"", "LSTM", 7, 0, SG_KT_FLOATS, 0, run_rnn}, {"", "LSTM", 14, 0, SG_KT_FLOATS, 0, run_rnn},
+    {"", "RNN", 1, 0, SG_KT_FLOATS, 0, run_rnn, "rrrooo"},
+    {"", "RNN", 7, 0, SG_KT_FLOATS, 0, run_rnn, "rrrooo"},
+    {"", "RNN", 14, 0, SG_KT_FLOATS, 0, run_rnn, "rrrooo"},
+    {"", "GRU", 1, 0, SG_KT_FLOATS, 0, run_rnn, "rrrooo"},
+    {"", "GRU", 3, 0, SG_KT_FLOATS, 0, run_rnn, "rrrooo"},
+    {"", "GRU", 7, 0, SG_KT_FLOATS, 0, run_rnn, "rrrooo"},
+    {"", "GRU", 14, 0, SG_KT_FLOATS, 0, run_rnn, "rrrooo"},
+    {"", "LSTM", 1, 0, SG_KT_FLOATS, 0, run_rnn, "rrrooooo"},
+    {"", "LSTM", 7, 0, SG_KT_FLOATS, 0, run_rnn, "rrrooooo"},
+    {"", "LSTM", 14, 0, SG_KT_FLOATS, 0, run_rnn, "rrrooooo"},
 };
 SG_KERNEL_FAMILY(rnn, kernels);

@@ -377,17 +377,17 @@ static sg_status run_optional_get(struct sg_kctx *k)
 
 #define SEQ SG_KT_ANY, SG_KF_NONTENSOR
 static const struct sg_kernel kernels[] = {
-    {"", "SequenceEmpty", 11, -1, SEQ, run_seq_empty},
-    {"", "SequenceConstruct", 11, -1, SEQ, run_seq_construct},
-    {"", "SequenceAt", 11, -1, SEQ, run_seq_at},
-    {"", "SequenceInsert", 11, -1, SEQ, run_seq_insert},
-    {"", "SequenceErase", 11, -1, SEQ, run_seq_erase},
-    {"", "SequenceLength", 11, -1, SEQ, run_seq_length},
-    {"", "SplitToSequence", 11, -1, SEQ, run_split_to_seq},
-    {"", "ConcatFromSequence", 11, -1, SEQ, run_concat_from_seq},
-    {"", "SequenceMap", 17, -1, SEQ, run_seq_map},
-    {"", "Optional", 15, -1, SEQ, run_optional},
-    {"", "OptionalHasElement", 15, -1, SEQ, run_optional_has},
-    {"", "OptionalGetElement", 15, -1, SEQ, run_optional_get},
+    {"", "SequenceEmpty", 11, -1, SEQ, run_seq_empty, ""},
+    {"", "SequenceConstruct", 11, -1, SEQ, run_seq_construct, "r+"},
+    {"", "SequenceAt", 11, -1, SEQ, run_seq_at, "rr"},
+    {"", "SequenceInsert", 11, -1, SEQ, run_seq_insert, "rro"},
+    {"", "SequenceErase", 11, -1, SEQ, run_seq_erase, "ro"},
+    {"", "SequenceLength", 11, -1, SEQ, run_seq_length, "r"},
+    {"", "SplitToSequence", 11, -1, SEQ, run_split_to_seq, "ro"},
+    {"", "ConcatFromSequence", 11, -1, SEQ, run_concat_from_seq, "r"},
+    {"", "SequenceMap", 17, -1, SEQ, run_seq_map, "rr*"},
+    {"", "Optional", 15, -1, SEQ, run_optional, "o"},
+    {"", "OptionalHasElement", 15, -1, SEQ, run_optional_has, "r"},
+    {"", "OptionalGetElement", 15, -1, SEQ, run_optional_get, "r"},
 };
 SG_KERNEL_FAMILY(sequence, kernels);

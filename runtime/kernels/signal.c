@@ -349,10 +349,10 @@ static sg_status run_mel_weight_matrix(struct sg_kctx *k)
 }
 
 static const struct sg_kernel kernels[] = {
-    {"", "DFT", 17, 0, SG_KT_FLOATS, 0, run_dft},
-    {"", "DFT", 20, 0, SG_KT_FLOATS, 0, run_dft},
-    {"", "STFT", 17, 0, SG_KT_FLOATS, 0, run_stft},
+    {"", "DFT", 17, 0, SG_KT_FLOATS, 0, run_dft, "ro"},
+    {"", "DFT", 20, 0, SG_KT_FLOATS, 0, run_dft, "roo"},
+    {"", "STFT", 17, 0, SG_KT_FLOATS, 0, run_stft, "rroo"},
     {"", "MelWeightMatrix", 17, 0, SG_KT(SG_DTYPE_INT32) | SG_KT(SG_DTYPE_INT64), 0,
-     run_mel_weight_matrix},
+     run_mel_weight_matrix, "rrrrr"},
 };
 SG_KERNEL_FAMILY(signal, kernels);

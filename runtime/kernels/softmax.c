@@ -114,8 +114,8 @@ static sg_status run_softmax(struct sg_kctx *k)
 }
 
 static const struct sg_kernel kernels[] = {
-    {"", "Softmax", 1, 0, SG_KT_FLOATS, 0, run_softmax},
-    {"", "LogSoftmax", 1, 0, SG_KT_FLOATS, 0, run_softmax},
-    {"", "Hardmax", 1, 0, SG_KT_FLOATS, 0, run_softmax},
+    {"", "Softmax", 1, 0, SG_KT_FLOATS, 0, run_softmax, "r"},
+    {"", "LogSoftmax", 1, 0, SG_KT_FLOATS, 0, run_softmax, "r"},
+    {"", "Hardmax", 1, 0, SG_KT_FLOATS, 0, run_softmax, "r"},
 };
 SG_KERNEL_FAMILY(softmax, kernels);

@@ -295,13 +295,13 @@ static sg_status run_dropout(struct sg_kctx *k)
 /* One entry per line, as in the other families. */
 /* clang-format off */
 static const struct sg_kernel kernels[] = {
-    {"", "Dropout", 1, 0, FL, 0, run_dropout},
-    {"", "Dropout", 6, 0, FL, 0, run_dropout},
-    {"", "Dropout", 7, 0, FL, 0, run_dropout},
-    {"", "Dropout", 10, 0, FL, 0, run_dropout},
-    {"", "Dropout", 12, 0, FL, 0, run_dropout},
-    {"", "Dropout", 13, 0, FL, 0, run_dropout},
-    {"", "GridSample", 16, 0, FL, 0, run_grid_sample},
+    {"", "Dropout", 1, 0, FL, 0, run_dropout, "r"},
+    {"", "Dropout", 6, 0, FL, 0, run_dropout, "r"},
+    {"", "Dropout", 7, 0, FL, 0, run_dropout, "r"},
+    {"", "Dropout", 10, 0, FL, 0, run_dropout, "r"},
+    {"", "Dropout", 12, 0, FL, 0, run_dropout, "roo"},
+    {"", "Dropout", 13, 0, FL, 0, run_dropout, "roo"},
+    {"", "GridSample", 16, 0, FL, 0, run_grid_sample, "rr"},
 };
 /* clang-format on */
 SG_KERNEL_FAMILY(space, kernels);

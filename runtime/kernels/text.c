@@ -327,8 +327,8 @@ static sg_status run_tfidf(struct sg_kctx *k)
 }
 
 static const struct sg_kernel kernels[] = {
-    {"", "StringNormalizer", 10, 0, SG_KT_STRING, 0, run_string_normalizer},
+    {"", "StringNormalizer", 10, 0, SG_KT_STRING, 0, run_string_normalizer, "r"},
     {"", "TfIdfVectorizer", 9, 0, SG_KT_STRING | SG_KT(SG_DTYPE_INT32) | SG_KT(SG_DTYPE_INT64), 0,
-     run_tfidf},
+     run_tfidf, "r"},
 };
 SG_KERNEL_FAMILY(text, kernels);
