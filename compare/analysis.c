@@ -22,6 +22,7 @@
 #include "compare_impl.h"
 #include "sg_alloc.h"
 #include "sg_arena.h"
+#include "sg_dtype.h"
 #include "sg_tensorfile.h"
 
 #include <inttypes.h>
@@ -33,7 +34,9 @@
 #define JUMP_INPUT_SEVERITY 0.5
 #define MAX_HIDDEN 64
 
-enum vstate { V_AGREES, V_CONSTANT, V_INFERRED, V_ERROR };
+/* V_ROUNDING: in error by the thresholds, but by no more than rounding the
+ * golden values to the target's dtype does: the precision, not the op. */
+enum vstate { V_AGREES, V_CONSTANT, V_INFERRED, V_ERROR, V_ROUNDING };
 
 struct ctx {
     sg_compare_result *r;
@@ -45,6 +48,8 @@ struct ctx {
     uint32_t *off;       /* off[pos]: first output slot of the node at pos */
     ptrdiff_t *row_at;   /* output slot -> row index, or -1 */
     uint8_t *state;      /* output slot -> enum vstate */
+    bool *ov;            /* output slot -> overflows (NaN/Inf on the target only), measured
+                            or carried from an input */
     bool *fused_error;   /* pos -> covered by a fused op whose output is in error */
     const char **advice; /* growing lists in the arena */
     size_t n_advice, cap_advice;
@@ -52,6 +57,7 @@ struct ctx {
     size_t n_notes, cap_notes;
     struct sg_diag *diag;
     bool oom;
+    int hunt; /* enum hunt that found the first failing row */
 };
 
 static void push(struct ctx *c, const char ***list, size_t *n, size_t *cap, const char *s)
@@ -117,13 +123,25 @@ static bool in_set(const sg_node *const *set, size_t n, const sg_node *x)
     return false;
 }
 
+/* A compared row's state: mis-shaped or past a threshold is an error,
+ * unless rounding alone explains it. */
+static enum vstate row_state(const struct sg_compare_row *row)
+{
+    if (row->mismatch)
+        return V_ERROR;
+    if (!row->is_error)
+        return V_AGREES;
+    return row->within_rounding ? V_ROUNDING : V_ERROR;
+}
+
 static sg_status build_states(struct ctx *c)
 {
     sg_compare_result *r = c->r;
     uint32_t slots = 0;
     c->off = sg_arena_calloc(c->arena, c->n + 1, sizeof *c->off);
     c->fused_error = sg_arena_calloc(c->arena, c->n + 1, sizeof *c->fused_error);
-    if (!c->off || !c->fused_error)
+    bool *fused_ov = sg_arena_calloc(c->arena, c->n + 1, sizeof *fused_ov);
+    if (!c->off || !c->fused_error || !fused_ov)
         return SG_ENOMEM;
     for (uint32_t p = 0; p < c->n; p++) {
         c->off[p] = slots;
@@ -132,7 +150,8 @@ static sg_status build_states(struct ctx *c)
     c->off[c->n] = slots;
     c->row_at = sg_arena_alloc(c->arena, (slots + 1) * sizeof *c->row_at);
     c->state = sg_arena_calloc(c->arena, slots + 1, 1);
-    if (!c->row_at || !c->state)
+    c->ov = sg_arena_calloc(c->arena, slots + 1, sizeof *c->ov);
+    if (!c->row_at || !c->state || !c->ov)
         return SG_ENOMEM;
     for (uint32_t s = 0; s < slots; s++)
         c->row_at[s] = -1;
@@ -144,27 +163,33 @@ static sg_status build_states(struct ctx *c)
             continue;
         c->row_at[c->off[row->node->mark] + row->index] = (ptrdiff_t)i;
         /* A fused op in error: everything it computes is in error. */
-        if (row->op && row->op->n_orig > 1 && (row->is_error || row->mismatch)) {
+        if (row->op && row->op->n_orig > 1 && row_state(row) == V_ERROR) {
             for (size_t k = 0; k < row->op->n_orig; k++) {
                 const sg_node *node = sg_dump_names_node(c->names, row->op->orig[k]);
-                if (node)
+                if (node) {
                     c->fused_error[node->mark] = true;
+                    fused_ov[node->mark] |= row->m.overflow > 0;
+                }
             }
         }
     }
     for (uint32_t p = 0; p < c->n; p++) {
         const sg_node *node = c->order[p];
-        bool input_error = false;
-        for (uint32_t k = 0; k < node->n_inputs; k++)
+        bool input_error = false, input_ov = false;
+        for (uint32_t k = 0; k < node->n_inputs; k++) {
             input_error |= value_state(c, node->inputs[k]) == V_ERROR;
+            ptrdiff_t s = slot_of(c, node->inputs[k]);
+            input_ov |= s >= 0 && c->ov[s];
+        }
         for (uint32_t o = 0; o < node->n_outputs; o++) {
             uint32_t s = c->off[p] + o;
             ptrdiff_t ri = c->row_at[s];
             if (ri >= 0) {
-                const struct sg_compare_row *row = &r->rows[ri];
-                c->state[s] = row->is_error || row->mismatch ? V_ERROR : V_AGREES;
+                c->state[s] = row_state(&r->rows[ri]);
+                c->ov[s] = r->rows[ri].m.overflow > 0;
             } else {
                 c->state[s] = input_error || c->fused_error[p] ? V_ERROR : V_INFERRED;
+                c->ov[s] = input_ov || fused_ov[p];
             }
         }
     }
@@ -211,97 +236,162 @@ static const char *fmt_metric(struct ctx *c, double v)
     return isnan(v) ? "NaN" : sg__cmp_printf(c->arena, "%.6f", v);
 }
 
-/* The first failing row with a model: inputs checked. */
-static sg_status first_failure_model(struct ctx *c)
+/* How the first failing row is looked for, in turn. */
+enum hunt {
+    HUNT_OVERFLOW, /* an overflow outranks a threshold breach: the first row that overflows
+                      while none of its inputs does */
+    HUNT_JUMP,     /* the first row past a threshold (beyond rounding) whose inputs agree */
+    HUNT_ROUNDING, /* none: the first row in error by rounding alone, inputs agreeing */
+};
+
+static bool is_candidate(const struct sg_compare_row *row, enum hunt h)
+{
+    if (h == HUNT_OVERFLOW)
+        return row->status == SG_ROW_COMPARED && row->m.overflow > 0;
+    if (h == HUNT_JUMP)
+        return row->mismatch || (row->status == SG_ROW_COMPARED && row_state(row) == V_ERROR);
+    return row->status == SG_ROW_COMPARED && row_state(row) == V_ROUNDING;
+}
+
+/* Whether the inputs from outside `set` allow the row to be the culprit:
+ * none overflows (HUNT_OVERFLOW), none is in error (the others). */
+static bool inputs_ok(const struct ctx *c, const sg_node *const *set, size_t n_set, enum hunt h)
+{
+    for (size_t k = 0; k < n_set; k++)
+        for (uint32_t j = 0; j < set[k]->n_inputs; j++) {
+            const sg_value *v = set[k]->inputs[j];
+            if (!v || (v->producer && in_set(set, n_set, v->producer)))
+                continue;
+            ptrdiff_t s = slot_of(c, v);
+            if (h == HUNT_OVERFLOW ? s >= 0 && c->ov[s] : value_state(c, v) == V_ERROR)
+                return false;
+        }
+    return true;
+}
+
+/* The state of an input of the culprit, as the report names it. */
+static enum sg_input_state input_state(const struct ctx *c, const sg_value *v)
+{
+    ptrdiff_t s = slot_of(c, v);
+    if (s < 0) {
+        bool from_graph = (v->flags & SG_VALUE_INPUT) && !v->init && !v->outer;
+        return from_graph ? SG_INPUT_GRAPH_INPUT : SG_INPUT_CONSTANT;
+    }
+    if (v->producer->n_inputs == 0 && v->producer->op_type &&
+        strcmp(v->producer->op_type, "Constant") == 0)
+        return SG_INPUT_CONSTANT; /* a Constant node, dumped or not: it agrees by definition */
+    switch ((enum vstate)c->state[s]) {
+    case V_ERROR:
+        return SG_INPUT_IN_ERROR;
+    case V_ROUNDING:
+        return SG_INPUT_ROUNDING;
+    case V_AGREES:
+        return c->row_at[s] >= 0 ? SG_INPUT_AGREES : SG_INPUT_NOT_DUMPED;
+    default:
+        return SG_INPUT_NOT_DUMPED;
+    }
+}
+
+/* Fill the analysis for culprit row i (nodes `set`): its inputs, the
+ * nodes it hides, how far its inputs are into their thresholds. */
+static sg_status describe(struct ctx *c, size_t i, const sg_node *const *set, size_t n_set)
 {
     sg_compare_result *r = c->r;
     struct sg_compare_analysis *an = &r->analysis;
-    const sg_node *set[1024];
-    for (size_t i = 0; i < r->n_rows; i++) {
-        const struct sg_compare_row *row = &r->rows[i];
-        if (!(row->status == SG_ROW_COMPARED && row->is_error) && !row->mismatch)
-            continue;
-        if (!row->node) {
-            if (an->first_fail < 0)
-                an->first_fail = (ptrdiff_t)i; /* fallback: not in the model */
-            continue;
+    const struct sg_compare_row *row = &r->rows[i];
+    an->first_fail = (ptrdiff_t)i;
+    size_t cap = 0;
+    for (size_t k = 0; k < n_set; k++)
+        cap += set[k]->n_inputs;
+    an->inputs = sg_arena_calloc(c->arena, cap ? cap : 1, sizeof *an->inputs);
+    bool *seen = sg_arena_calloc(c->arena, c->n + 1, sizeof *seen);
+    const sg_node **hidden = sg_arena_calloc(c->arena, MAX_HIDDEN + n_set, sizeof *hidden);
+    const sg_node **stack = sg_arena_calloc(c->arena, c->n + 1, sizeof *stack);
+    if (!an->inputs || !seen || !hidden || !stack)
+        return SG_ENOMEM;
+    for (size_t k = 0; k < n_set; k++)
+        seen[set[k]->mark] = true; /* the row's own nodes are not "undumped" */
+    size_t n_hidden = 0, n_more = 0, n_fused_hidden = 0;
+    for (size_t k = 0; k < n_set; k++)
+        if (set[k] != row->node) {
+            hidden[n_hidden++] = set[k];
+            n_fused_hidden++;
         }
-        size_t n_set = row_nodes(c, row, set, sizeof set / sizeof set[0]);
-        bool all_agree = true;
-        for (size_t k = 0; k < n_set && all_agree; k++)
-            for (uint32_t j = 0; j < set[k]->n_inputs; j++) {
-                const sg_value *v = set[k]->inputs[j];
-                if (v && !(v->producer && in_set(set, n_set, v->producer)) &&
-                    value_state(c, v) == V_ERROR)
-                    all_agree = false;
-            }
-        if (!all_agree)
-            continue;
-        an->first_fail = (ptrdiff_t)i;
-        /* Its inputs, each once. */
-        size_t cap = 0;
-        for (size_t k = 0; k < n_set; k++)
-            cap += set[k]->n_inputs;
-        an->inputs = sg_arena_calloc(c->arena, cap ? cap : 1, sizeof *an->inputs);
-        bool *seen = sg_arena_calloc(c->arena, c->n + 1, sizeof *seen);
-        const sg_node **hidden = sg_arena_calloc(c->arena, MAX_HIDDEN + n_set, sizeof *hidden);
-        const sg_node **stack = sg_arena_calloc(c->arena, c->n + 1, sizeof *stack);
-        if (!an->inputs || !seen || !hidden || !stack)
-            return SG_ENOMEM;
-        for (size_t k = 0; k < n_set; k++)
-            seen[set[k]->mark] = true; /* the row's own nodes are not "undumped" */
-        size_t n_hidden = 0, n_more = 0, n_fused_hidden = 0;
-        for (size_t k = 0; k < n_set; k++)
-            if (set[k] != row->node) {
-                hidden[n_hidden++] = set[k];
-                n_fused_hidden++;
-            }
-        an->input_severity = 0;
-        for (size_t k = 0; k < n_set; k++)
-            for (uint32_t j = 0; j < set[k]->n_inputs; j++) {
-                const sg_value *v = set[k]->inputs[j];
-                if (!v || (v->producer && in_set(set, n_set, v->producer)))
-                    continue;
-                bool dup = false;
-                for (size_t q = 0; q < an->n_inputs; q++)
-                    dup |= strcmp(an->inputs[q].value, v->name) == 0;
-                if (dup)
-                    continue;
-                struct sg_compare_input *in = &an->inputs[an->n_inputs++];
-                in->value = sg_arena_strdup(c->arena, v->name);
-                in->row = -1;
-                if (!in->value)
-                    return SG_ENOMEM;
-                ptrdiff_t s = slot_of(c, v);
-                if (s < 0) {
-                    in->state = SG_INPUT_CONSTANT;
-                } else if (c->row_at[s] >= 0) {
-                    in->row = c->row_at[s];
-                    in->state = SG_INPUT_AGREES;
+    an->input_severity = 0;
+    for (size_t k = 0; k < n_set; k++)
+        for (uint32_t j = 0; j < set[k]->n_inputs; j++) {
+            const sg_value *v = set[k]->inputs[j];
+            if (!v || (v->producer && in_set(set, n_set, v->producer)))
+                continue;
+            bool dup = false;
+            for (size_t q = 0; q < an->n_inputs; q++)
+                dup |= strcmp(an->inputs[q].value, v->name) == 0;
+            if (dup)
+                continue;
+            struct sg_compare_input *in = &an->inputs[an->n_inputs++];
+            in->value = sg_arena_strdup(c->arena, v->name);
+            in->row = -1;
+            if (!in->value)
+                return SG_ENOMEM;
+            in->state = input_state(c, v);
+            ptrdiff_t s = slot_of(c, v);
+            if (s >= 0 && c->row_at[s] >= 0) {
+                in->row = c->row_at[s];
+                /* An input off by rounding alone carries no error of an op. */
+                if (in->state == SG_INPUT_AGREES || in->state == SG_INPUT_IN_ERROR)
                     an->input_severity =
                         fmax(an->input_severity,
                              sg_metrics_severity(&r->rows[in->row].m, &r->thresholds));
-                } else {
-                    in->state = SG_INPUT_INFERRED;
-                    collect_undumped(c, v, hidden, &n_hidden, &n_more, seen, stack);
-                }
+            } else if (in->state == SG_INPUT_NOT_DUMPED) {
+                collect_undumped(c, v, hidden, &n_hidden, &n_more, seen, stack);
             }
-        qsort(hidden + n_fused_hidden, n_hidden - n_fused_hidden, sizeof *hidden, cmp_nodes_pos);
-        an->hidden = sg_arena_calloc(c->arena, n_hidden + 1, sizeof *an->hidden);
-        if (!an->hidden)
+        }
+    qsort(hidden + n_fused_hidden, n_hidden - n_fused_hidden, sizeof *hidden, cmp_nodes_pos);
+    an->hidden = sg_arena_calloc(c->arena, n_hidden + 1, sizeof *an->hidden);
+    if (!an->hidden)
+        return SG_ENOMEM;
+    for (size_t k = 0; k < n_hidden; k++)
+        if (!(an->hidden[an->n_hidden++] =
+                  sg_arena_strdup(c->arena, sg_dump_names_of(c->names, hidden[k]))))
             return SG_ENOMEM;
-        for (size_t k = 0; k < n_hidden; k++)
-            if (!(an->hidden[an->n_hidden++] =
-                      sg_arena_strdup(c->arena, sg_dump_names_of(c->names, hidden[k]))))
-                return SG_ENOMEM;
-        an->n_undumped = n_hidden - n_fused_hidden + n_more;
-        if (n_hidden > n_fused_hidden)
-            NOTE(c,
-                 "%zu node(s)%s between the agreeing inputs and %s have no dump on both sides: "
-                 "the error arose among them or in %s",
-                 n_hidden - n_fused_hidden + n_more, n_more ? " (the first 64 listed)" : "",
-                 row->target, row->target);
-        return SG_OK;
+    an->n_undumped = n_hidden - n_fused_hidden + n_more;
+    if (n_hidden > n_fused_hidden)
+        NOTE(c,
+             "%zu node(s)%s between the agreeing inputs and %s have no dump on both sides: "
+             "the error arose among them or in %s",
+             n_hidden - n_fused_hidden + n_more, n_more ? " (the first 64 listed)" : "",
+             row->target, row->target);
+    return SG_OK;
+}
+
+/* The first failing row with a model: an overflow first, then a jump past
+ * the thresholds, then an error of rounding alone; inputs checked. */
+static sg_status first_failure_model(struct ctx *c)
+{
+    sg_compare_result *r = c->r;
+    const sg_node *set[1024];
+    for (enum hunt h = HUNT_OVERFLOW; h <= HUNT_ROUNDING; h++) {
+        ptrdiff_t fallback = -1;
+        for (size_t i = 0; i < r->n_rows; i++) {
+            const struct sg_compare_row *row = &r->rows[i];
+            if (!is_candidate(row, h))
+                continue;
+            if (!row->node) {
+                if (fallback < 0)
+                    fallback = (ptrdiff_t)i; /* not in the model */
+                continue;
+            }
+            size_t n_set = row_nodes(c, row, set, sizeof set / sizeof set[0]);
+            if (!inputs_ok(c, set, n_set, h))
+                continue;
+            c->hunt = h;
+            return describe(c, i, set, n_set);
+        }
+        if (fallback >= 0) {
+            c->hunt = h;
+            r->analysis.first_fail = fallback;
+            return SG_OK;
+        }
     }
     return SG_OK;
 }
@@ -614,10 +704,11 @@ static void explain(struct ctx *c)
     bool jump = an->n_inputs == 0 || an->input_severity < JUMP_INPUT_SEVERITY;
     if (!c->g)
         jump = true; /* inputs unknown: nothing says the error built up */
-    an->cause = an->overflow ? SG_CAUSE_OVERFLOW
-                : !jump      ? SG_CAUSE_ACCUMULATED
-                : an->fused  ? SG_CAUSE_FUSED
-                             : SG_CAUSE_JUMP;
+    an->cause = an->overflow                   ? SG_CAUSE_OVERFLOW
+                : row_state(row) == V_ROUNDING ? SG_CAUSE_PRECISION
+                : !jump                        ? SG_CAUSE_ACCUMULATED
+                : an->fused                    ? SG_CAUSE_FUSED
+                                               : SG_CAUSE_JUMP;
     const char *what =
         row->fused ? sg__cmp_printf(c->arena, "fused op %s (%s, covering %s)", row->target,
                                     row->op_type, row->golden)
@@ -625,20 +716,31 @@ static void explain(struct ctx *c)
             ? (row->golden_node ? row->golden_node : row->target)
             : sg__cmp_printf(c->arena, "%s (%s)", row->golden_node ? row->golden_node : row->target,
                              row->op_type);
+    char crossed[512];
+    sg_metrics_crossed_text(&row->m, &r->thresholds, row->crossed, crossed, sizeof crossed);
     const char *metrics =
         row->mismatch ? row->reason
                       : sg__cmp_printf(c->arena,
-                                       "cosine similarity %s, relative Euclidean distance %s, "
+                                       "%s; cosine similarity %s, relative Euclidean distance %s, "
                                        "KL %s, RMSE %s, mean relative error %s",
-                                       fmt_metric(c, row->m.cosine), fmt_metric(c, row->m.red),
-                                       fmt_metric(c, row->m.kl), fmt_metric(c, row->m.rmse),
-                                       fmt_metric(c, row->m.mean_rel));
-    bool measured = false;
-    for (size_t i = 0; i < an->n_inputs; i++)
+                                       crossed, fmt_metric(c, row->m.cosine),
+                                       fmt_metric(c, row->m.red), fmt_metric(c, row->m.kl),
+                                       fmt_metric(c, row->m.rmse), fmt_metric(c, row->m.mean_rel));
+    bool measured = false, rounded = false;
+    for (size_t i = 0; i < an->n_inputs; i++) {
         measured |= an->inputs[i].state == SG_INPUT_AGREES;
+        rounded |= an->inputs[i].state == SG_INPUT_ROUNDING;
+    }
     const char *inputs_text =
-        !c->g               ? "its inputs were not checked (no model)"
-        : an->n_inputs == 0 ? "it has no inputs"
+        !c->g                      ? "its inputs were not checked (no model)"
+        : an->n_inputs == 0        ? "it has no inputs"
+        : c->hunt == HUNT_OVERFLOW ? "none of its inputs overflows"
+        : measured && rounded
+            ? sg__cmp_printf(c->arena,
+                             "its inputs agree with the golden run (some within the target's "
+                             "rounding, the others at most %.1f%% of a threshold)",
+                             100 * an->input_severity)
+        : rounded ? "its inputs agree with the golden run within the target's rounding"
         : measured
             ? sg__cmp_printf(c->arena,
                              "its inputs agree with the golden run (the worst at %.1f%% of a "
@@ -660,14 +762,56 @@ static void explain(struct ctx *c)
     const char *name = row->golden_node ? row->golden_node : row->target;
     if (golden_bad)
         return; /* the golden run comes first: its advice is given */
+    bool absolute_only =
+        row->crossed && !(row->crossed & ~(unsigned)(SG_CROSSED_RMSE | SG_CROSSED_MRE));
     if (intermediate_only) {
-        ADVICE(c,
-               "No fix is needed: the error at %s does not reach the network outputs (it is "
-               "masked on the way, e.g. by a Where or a multiplication by 0). Compare again when "
-               "the inputs change.",
-               row->target);
+        if (an->overflow)
+            ADVICE(c,
+                   "No fix is needed: the NaN/Inf of %s do not reach the network outputs (they "
+                   "are masked on the way, e.g. by a Where or a multiplication by 0). Compare "
+                   "again when the inputs change.",
+                   row->target);
+        else if (an->cause == SG_CAUSE_PRECISION)
+            ADVICE(c,
+                   "No fix is needed: %s is off by no more than rounding its golden values to "
+                   "%s does, and the network outputs pass.",
+                   row->target, sg_dtype_name(row->compute_dtype));
+        else if (absolute_only)
+            ADVICE(c,
+                   "No fix is needed: %s fails only an absolute test (%s) and the network "
+                   "outputs pass; --rmse-relative or --mre-floor judge such tensors by their "
+                   "scale.",
+                   row->target, crossed);
+        else
+            ADVICE(c,
+                   "No fix is needed: the error at %s fades before the network outputs, which "
+                   "pass. Compare again when the inputs change.",
+                   row->target);
         return;
     }
+    if (an->cause == SG_CAUSE_PRECISION) {
+        ADVICE(c,
+               "No operator is at fault: %s is off by no more than rounding its golden values to "
+               "%s does (%s), so the error is the target's precision on these values.",
+               row->target, sg_dtype_name(row->compute_dtype), crossed);
+        if (absolute_only)
+            ADVICE(c, "Only an absolute test fails, on values whose scale makes it strict: judge "
+                      "them by their scale with --rmse-relative T (RMSE over the golden standard "
+                      "deviation) or --mre-floor F (relative errors over at least F times the "
+                      "largest |golden| value).");
+        else
+            ADVICE(c,
+                   "If the outputs need more than %s gives, keep the nodes that compute them "
+                   "in float32 (--keep-nodes, keep_dtype) or choose a precision mode that keeps "
+                   "float32 (--precision allow_fp32_to_fp16 or must_keep_origin_dtype).",
+                   sg_dtype_name(row->compute_dtype));
+        return;
+    }
+    if (!an->overflow && absolute_only && !row->mismatch)
+        ADVICE(c,
+               "Only %s: if %s's values are large or cross zero, that test alone is strict; "
+               "--rmse-relative T or --mre-floor F judge it by the tensor's scale.",
+               crossed, row->target);
     if (an->overflow) {
         ADVICE(c,
                "%s produces NaN/Inf on the target side only (%" PRIu64 " of %" PRIu64
@@ -756,8 +900,14 @@ static void explain(struct ctx *c)
 sg_status sg__compare_analyse(sg_compare_result *r, sg_graph *g, sg_node *const *order, uint32_t n,
                               const sg_dump_names *names, struct sg_diag *diag)
 {
-    struct ctx c = {
-        .r = r, .arena = r->arena, .g = g, .names = names, .order = order, .n = n, .diag = diag};
+    struct ctx c = {.r = r,
+                    .arena = r->arena,
+                    .g = g,
+                    .names = names,
+                    .order = order,
+                    .n = n,
+                    .diag = diag,
+                    .hunt = -1};
     struct sg_compare_analysis *an = &r->analysis;
     size_t unreadable = an->n_unreadable;
     memset(an, 0, sizeof *an);
@@ -798,10 +948,13 @@ sg_status sg__compare_analyse(sg_compare_result *r, sg_graph *g, sg_node *const 
                          "in error");
             }
     } else {
-        for (size_t i = 0; i < r->n_rows && an->first_fail < 0; i++)
-            if ((r->rows[i].status == SG_ROW_COMPARED && r->rows[i].is_error) ||
-                r->rows[i].mismatch)
-                an->first_fail = (ptrdiff_t)i;
+        /* Dump order: an overflow first, then a jump, then a rounding. */
+        for (enum hunt h = HUNT_OVERFLOW; h <= HUNT_ROUNDING && an->first_fail < 0; h++)
+            for (size_t i = 0; i < r->n_rows && an->first_fail < 0; i++)
+                if (is_candidate(&r->rows[i], h)) {
+                    an->first_fail = (ptrdiff_t)i;
+                    c.hunt = h;
+                }
     }
     verdict(&c);
     explain(&c);

@@ -554,6 +554,40 @@ static void mark_unreadable(struct builder *b, struct sg_compare_row *row, const
         b->r->first_unreadable = *d;
 }
 
+/* Twice the error of rounding the golden values to the op's dtype: one
+ * rounding of its inputs, one of its output. */
+#define ROUNDING_SLACK 2.0
+
+/* What rounding g to the row's compute dtype alone fails its tests by,
+ * and whether the row's error is no larger (then it is the precision's,
+ * not the op's). */
+static sg_status rounding_of(struct builder *b, struct sg_compare_row *row,
+                             const struct sg_array *g)
+{
+    struct sg_diag d = {0};
+    const struct sg_thresholds *th = &b->r->thresholds;
+    sg_status st = sg_metrics_rounding(g, row->compute_dtype, th->mre_floor, &row->rounding, &d);
+    if (st == SG_ENOMEM)
+        return sg_diag_set(b->diag, st, "%s", d.msg);
+    if (st)
+        return SG_OK; /* bool data and the like: no rounding to speak of */
+    row->has_rounding = true;
+    const struct sg_metrics *m = &row->m, *r = &row->rounding;
+    bool within = true;
+    if (row->crossed & SG_CROSSED_COSINE)
+        within &= 1 - m->cosine <= ROUNDING_SLACK * (1 - r->cosine);
+    if (row->crossed & SG_CROSSED_RED)
+        within &= m->red <= ROUNDING_SLACK * r->red;
+    if (row->crossed & SG_CROSSED_KL)
+        within &= m->kl <= ROUNDING_SLACK * r->kl;
+    if (row->crossed & SG_CROSSED_RMSE)
+        within &= sg_metrics_rmse_tested(m, th) <= ROUNDING_SLACK * sg_metrics_rmse_tested(r, th);
+    if (row->crossed & SG_CROSSED_MRE)
+        within &= sg_metrics_mre_tested(m, th) <= ROUNDING_SLACK * sg_metrics_mre_tested(r, th);
+    row->within_rounding = within;
+    return SG_OK;
+}
+
 static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
 {
     struct sg_array t = {0}, g = {0};
@@ -579,6 +613,10 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
         goto out;
     }
     row->target_dtype = t.dtype;
+    row->compute_dtype = t.dtype;
+    if (row->op && row->target_file->index < row->op->n_outputs &&
+        row->op->out_dtype[row->target_file->index])
+        row->compute_dtype = row->op->out_dtype[row->target_file->index];
     if (!same_shape(&t, &g)) {
         char a[512], c[512];
         format_dims(t.dims, t.rank, a, sizeof a);
@@ -598,8 +636,27 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
         st = SG_OK;
         goto out;
     }
-    row->is_error = sg_metrics_is_error(&row->m, th);
+    if (th->mre_floor > 0)
+        row->m.mean_rel_floor = sg_metrics_mre_floor(&t, &g, th->mre_floor);
+    row->crossed = sg_metrics_crossed(&row->m, th);
+    row->is_error = row->crossed != 0;
     row->golden_nonfinite = row->m.golden_nonfinite;
+    if (row->is_error && !row->m.overflow && (st = rounding_of(b, row, &g)))
+        goto fail_status;
+    unsigned tests = row->crossed & ~(unsigned)SG_CROSSED_OVERFLOW; /* said below */
+    if (tests) {
+        char text[512];
+        sg_metrics_crossed_text(&row->m, th, tests, text, sizeof text);
+        row->reason = add_reason(b->arena, row->reason, text);
+        if (row->within_rounding)
+            row->reason = add_reason(
+                b->arena, row->reason,
+                sg__cmp_printf(b->arena,
+                               "within %s rounding (no more than twice what rounding the golden "
+                               "values to %s fails by)",
+                               sg_dtype_name(row->compute_dtype),
+                               sg_dtype_name(row->compute_dtype)));
+    }
     sg_array_count_nonfinite(&g, &row->golden_nan, NULL);
     const struct sg_metrics *m = &row->m;
     if (m->overflow)
@@ -628,6 +685,9 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
     goto out;
 fail:
     sg_diag_set(b->diag, st, "%s", d.msg);
+    goto out;
+fail_status:
+    /* rounding_of filled b->diag */
 out:
     sg_array_free(&t);
     sg_array_free(&g);
@@ -818,14 +878,18 @@ const char *sg_verdict_name(enum sg_verdict v)
 
 const char *sg_cause_name(enum sg_cause c)
 {
-    static const char *const names[SG_CAUSE_COUNT] = {"none", "overflow", "fused op", "jump",
-                                                      "accumulated error"};
+    static const char *const names[SG_CAUSE_COUNT] = {"none", "overflow",          "fused op",
+                                                      "jump", "accumulated error", "precision"};
     return (unsigned)c < SG_CAUSE_COUNT ? names[c] : "?";
 }
 
 const char *sg_input_state_name(enum sg_input_state s)
 {
-    static const char *const names[SG_INPUT_STATE_COUNT] = {"agrees", "constant", "inferred",
-                                                            "in error"};
+    static const char *const names[SG_INPUT_STATE_COUNT] = {"dumped, agrees",
+                                                            "constant (initializer or Constant)",
+                                                            "not dumped (upstream agrees)",
+                                                            "in error",
+                                                            "graph input",
+                                                            "within the target's rounding"};
     return (unsigned)s < SG_INPUT_STATE_COUNT ? names[s] : "?";
 }

@@ -16,6 +16,11 @@
  * previous setting. Not thread-safe. */
 bool sg__metrics_force_generic(bool on);
 
+/* metrics.c: n elements of a from element i as float32 into out; whether
+ * the metrics take a dtype. */
+void sg__metrics_to_f32(const struct sg_array *a, size_t i, size_t n, float *out);
+bool sg__metrics_supported(int32_t dtype);
+
 /* compare.c: printf into an arena; NULL when out of memory. */
 char *sg__cmp_printf(sg_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -64,7 +64,10 @@ static const char css[] =
     ".filters{margin:8px 0;display:flex;gap:14px;align-items:center;flex-wrap:wrap}"
     ".filters input[type=text]{width:260px;padding:3px 6px}"
     "svg text{font:11px system-ui,sans-serif;fill:#1d2733}.tableWrap{max-height:640px;"
-    "overflow:auto;border:1px solid #dde3ea}code{background:#eef2f6;padding:0 3px}";
+    "overflow:auto;border:1px solid #dde3ea}code{background:#eef2f6;padding:0 3px}"
+    "#rows{font-size:12px}#rows td.name{max-width:180px;overflow:hidden;text-overflow:ellipsis;"
+    "white-space:nowrap}#rows td.why{max-width:260px;overflow:hidden;text-overflow:ellipsis;"
+    "white-space:nowrap}td.crossed{color:#c62828;font-weight:700}";
 
 static const char script[] =
     "(function(){var q=document.getElementById('f-text'),s=document.getElementById('f-status'),"
@@ -288,6 +291,14 @@ static void first_failing(FILE *out, const sg_compare_result *r)
         fprintf(out, ") at position %u &mdash; cause: <b>%s</b>%s%s</p>", row->position,
                 sg_cause_name(an->cause), an->overflow ? ", overflow (OverFlow=YES)" : "",
                 an->fused ? ", fused op" : "");
+        char crossed[512];
+        if (*sg_metrics_crossed_text(&row->m, &r->thresholds, row->crossed, crossed,
+                                     sizeof crossed)) {
+            fputs("<p>crossed: <b>", out);
+            esc(out, crossed);
+            fprintf(out, "</b>%s</p>",
+                    row->within_rounding ? " (within the target's rounding)" : "");
+        }
         fputs("<p>Golden node(s): ", out);
         esc(out, row->golden);
         fputs("</p>\n<table><thead><tr><th>tensor</th><th>state</th><th>cosine</th>"
@@ -363,11 +374,11 @@ static void table(FILE *out, const sg_compare_result *r)
           "not comparable</option></select></label>"
           "<label><input id=\"f-output\" type=\"checkbox\"> network outputs only</label>"
           "<span id=\"f-count\"></span></div>\n"
-          "<div class=\"tableWrap\"><table id=\"rows\"><thead><tr><th>#</th><th>position</th>"
-          "<th>status</th><th>OpType</th><th>NPUDump</th><th>GroundTruth</th><th>Shape</th>"
-          "<th>OverFlow</th><th>Cosine</th><th>MaxAbs</th><th>RED</th><th>KL</th><th>RMSE</th>"
-          "<th>MeanRel</th><th>Error</th><th>Output</th><th>CompareFailReason</th></tr></thead>"
-          "<tbody>\n",
+          "<div class=\"tableWrap\"><table id=\"rows\"><thead><tr><th>#</th><th>Error</th>"
+          "<th>NPUDump</th><th>Cosine</th><th>RED</th><th>KL</th><th>RMSE</th><th>MeanRel</th>"
+          "<th>OverFlow</th><th>MaxAbs</th><th>OpType</th><th>dtype</th><th>position</th>"
+          "<th>status</th><th>GroundTruth</th><th>Shape</th><th>Output</th>"
+          "<th>CompareFailReason</th></tr></thead><tbody>\n",
           out);
     for (size_t i = 0; i < r->n_rows; i++) {
         const struct sg_compare_row *row = &r->rows[i];
@@ -377,30 +388,56 @@ static void table(FILE *out, const sg_compare_result *r)
                           : err                                  ? "err"
                           : row->status != SG_ROW_COMPARED       ? "side"
                                                                  : "";
+        char crossed[512];
+        sg_metrics_crossed_text(&row->m, &r->thresholds, row->crossed, crossed, sizeof crossed);
         fprintf(out,
                 "<tr class=\"%s\" data-status=\"%s\" data-error=\"%d\" data-output=\"%d\" "
-                "data-names=\"",
+                "title=\"",
                 cls, sg_compare_status_name(row->status), err, row->is_output);
+        /* The tooltip: which test fired, and why a row is off. */
+        esc(out, *crossed ? crossed : row->reason);
+        fputs("\" data-names=\"", out);
         lower_esc(out, row->target);
         fputc(' ', out);
         lower_esc(out, row->golden);
         fputc(' ', out);
         lower_esc(out, row->op_type);
-        fprintf(out, "\"><td class=\"n\">%zu</td><td class=\"n\">", i);
+        fprintf(out, "\"><td class=\"n\">%zu</td><td>%s%s</td><td class=\"name\" title=\"", i,
+                err ? "YES" : "NO", row->within_rounding ? " (rounding)" : "");
+        esc(out, row->target);
+        fputs("\">", out);
+        esc(out, row->target);
+        fputs("</td>", out);
+        char cells[9][48];
+        sg__cmp_metric_strings(row, cells);
+        /* The metrics that decide, the crossed ones marked. */
+        static const struct {
+            int cell;
+            unsigned bit;
+        } decide[] = {{0, SG_CROSSED_COSINE},
+                      {3, SG_CROSSED_RED},
+                      {4, SG_CROSSED_KL},
+                      {6, SG_CROSSED_RMSE},
+                      {8, SG_CROSSED_MRE}};
+        for (size_t k = 0; k < sizeof decide / sizeof *decide; k++)
+            fprintf(out, "<td class=\"n%s\">%s</td>",
+                    row->crossed & decide[k].bit ? " crossed" : "", cells[decide[k].cell]);
+        char shape[1024];
+        fprintf(out, "<td>%s</td><td class=\"n\">%s</td><td>",
+                row->status == SG_ROW_COMPARED ? (row->m.overflow ? "YES" : "NO") : "", cells[1]);
+        esc(out, row->op_type);
+        fprintf(out, "</td><td>%s</td><td class=\"n\">", sg__cmp_dtype(row, true));
         if (row->position != UINT32_MAX)
             fprintf(out, "%u", row->position);
-        fprintf(out, "</td><td>%s</td><td>", sg_compare_status_name(row->status));
-        esc(out, row->op_type);
-        fputs("</td><td>", out);
-        esc(out, row->target);
-        fputs("</td><td>", out);
+        fprintf(out, "</td><td>%s</td><td class=\"name\" title=\"",
+                sg_compare_status_name(row->status));
         esc(out, row->golden);
-        char shape[1024];
-        fprintf(out, "</td><td>%s</td><td>%s</td>", sg__cmp_shape(row, shape, sizeof shape),
-                row->status == SG_ROW_COMPARED ? (row->m.overflow ? "YES" : "NO") : "");
-        metric_cells(out, row);
-        fprintf(out, "<td>%s</td><td>%s</td><td>", err ? "YES" : "NO",
-                row->is_output ? "YES" : "NO");
+        fputs("\">", out);
+        esc(out, row->golden);
+        fprintf(out, "</td><td>%s</td><td>%s</td><td class=\"why\" title=\"",
+                sg__cmp_shape(row, shape, sizeof shape), row->is_output ? "YES" : "NO");
+        esc(out, row->reason);
+        fputs("\">", out);
         esc(out, row->reason);
         fputs("</td></tr>\n", out);
     }

@@ -42,6 +42,7 @@
 #include "sg_status.h"
 #include "sg_tensorfile.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,15 +64,17 @@ enum sg_metric_flags {
 };
 
 struct sg_metrics {
-    double cosine;    /* CosineSimilarity */
-    double max_abs;   /* MaxAbsoluteError */
-    double accum_rel; /* AccumulatedRelativeError */
-    double red;       /* RelativeEuclideanDistance */
-    double kl;        /* KullbackLeiblerDivergence (P target, Q golden) */
-    double mean_abs;  /* MeanAbsoluteError */
-    double rmse;      /* RootMeanSquareError */
-    double max_rel;   /* MaxRelativeError */
-    double mean_rel;  /* MeanRelativeError */
+    double cosine;         /* CosineSimilarity */
+    double max_abs;        /* MaxAbsoluteError */
+    double accum_rel;      /* AccumulatedRelativeError */
+    double red;            /* RelativeEuclideanDistance */
+    double kl;             /* KullbackLeiblerDivergence (P target, Q golden) */
+    double mean_abs;       /* MeanAbsoluteError */
+    double rmse;           /* RootMeanSquareError */
+    double max_rel;        /* MaxRelativeError */
+    double mean_rel;       /* MeanRelativeError */
+    double mean_rel_floor; /* the same with |y_i| floored at thresholds.mre_floor * max |y|
+                              (filled by the comparison when that threshold is on, else NaN) */
     double target_mean, target_std, golden_mean, golden_std; /* StandardDeviation */
     uint64_t n;                                              /* elements compared */
     uint64_t target_nonfinite;                               /* NaN/Inf elements of the target */
@@ -98,21 +101,75 @@ void sg_metrics_f32(const float *x, const float *y, size_t n, struct sg_metrics 
 sg_status sg_metrics_compute(const struct sg_array *target, const struct sg_array *golden,
                              struct sg_metrics *out, struct sg_diag *diag);
 
-/* Thresholds (msit's defaults by SG_THRESHOLDS_DEFAULT). */
+/*
+ * Thresholds (msit's defaults by SG_THRESHOLDS_DEFAULT). A NaN threshold is
+ * off (no comparison with NaN is true). The scale-free alternatives are off
+ * by default: rmse_relative replaces the absolute RMSE test by RMSE /
+ * std(golden) > rmse_relative (for tensors whose values are large, where
+ * float16's spacing alone puts RMSE past 1); mre_floor > 0 computes the
+ * relative errors over max(|y_i|, mre_floor * max |y|) (for tensors that
+ * cross zero, where a near-zero golden value makes one relative error
+ * huge).
+ */
 struct sg_thresholds {
-    double cosine; /* error when CosineSimilarity < cosine */
-    double red;    /* error when RelativeEuclideanDistance > red */
-    double kl;     /* error when KullbackLeiblerDivergence > kl */
-    double rmse;   /* error when RootMeanSquareError > rmse */
-    double mre;    /* error when MeanRelativeError > mre */
+    double cosine;        /* error when CosineSimilarity < cosine */
+    double red;           /* error when RelativeEuclideanDistance > red */
+    double kl;            /* error when KullbackLeiblerDivergence > kl */
+    double rmse;          /* error when RootMeanSquareError > rmse */
+    double mre;           /* error when MeanRelativeError > mre */
+    double rmse_relative; /* NaN: off; else error when RMSE / std(golden) > it (not rmse) */
+    double mre_floor;     /* 0: off; else MeanRelativeError's floor, a fraction of max |y| */
 };
 #define SG_THRESHOLDS_DEFAULT                                                                      \
     {                                                                                              \
-        0.99, 0.05, 0.005, 1.0, 1.0                                                                \
+        0.99, 0.05, 0.005, 1.0, 1.0, NAN, 0                                                        \
     }
+
+/* Which test a row failed: bits of sg_metrics_crossed. */
+enum sg_crossed {
+    SG_CROSSED_COSINE = 1u << 0,
+    SG_CROSSED_RED = 1u << 1,
+    SG_CROSSED_KL = 1u << 2,
+    SG_CROSSED_RMSE = 1u << 3, /* RMSE, or RMSE / std(golden) with rmse_relative */
+    SG_CROSSED_MRE = 1u << 4,  /* MeanRelativeError, floored with mre_floor */
+    SG_CROSSED_OVERFLOW = 1u << 5,
+};
+
+/* The tests the metrics fail (enum sg_crossed bits; 0: none). */
+unsigned sg_metrics_crossed(const struct sg_metrics *m, const struct sg_thresholds *t);
 
 /* Whether the metrics cross a threshold or overflow (see the top). */
 bool sg_metrics_is_error(const struct sg_metrics *m, const struct sg_thresholds *t);
+
+/* The value the RMSE test compares (RMSE, or RMSE / std(golden)), the
+ * limit it compares with, and the value the MRE test compares. */
+double sg_metrics_rmse_tested(const struct sg_metrics *m, const struct sg_thresholds *t);
+double sg_metrics_rmse_limit(const struct sg_thresholds *t);
+double sg_metrics_mre_tested(const struct sg_metrics *m, const struct sg_thresholds *t);
+
+/*
+ * "RootMeanSquareError 1.530000 > 1; KullbackLeiblerDivergence 0.006600 >
+ * 0.005" for the bits of `crossed` (msit's metric names; "RMSE/std(golden)"
+ * and "MeanRelativeError(floor 0.01)" for the alternatives, "OverFlow 12 of
+ * 64" for an overflow) into buf; "" for 0. Returns buf.
+ */
+char *sg_metrics_crossed_text(const struct sg_metrics *m, const struct sg_thresholds *t,
+                              unsigned crossed, char *buf, size_t size);
+
+/*
+ * The metrics of golden tensor g rounded to `dtype` (float16 or bfloat16;
+ * others round to float32) against itself: the error that the target's
+ * precision makes of these very values, to tell a rounding from a jump
+ * (mean_rel_floor too when mre_floor > 0).
+ * SG_EUNSUPPORTED for string, complex and bool data; SG_ENOMEM.
+ */
+sg_status sg_metrics_rounding(const struct sg_array *g, int32_t dtype, double mre_floor,
+                              struct sg_metrics *out, struct sg_diag *diag);
+
+/* MeanRelativeError with |y_i| floored at floor * max |y| (NaN when empty
+ * or unsupported). */
+double sg_metrics_mre_floor(const struct sg_array *target, const struct sg_array *golden,
+                            double floor);
 
 /*
  * How far the metrics are into their thresholds: the largest of
@@ -204,6 +261,14 @@ struct sg_compare_row {
     uint64_t golden_nan;        /* NaN: known for compared rows; for the others read only
                                    when a compared golden tensor holds NaN/Inf, up to where
                                    they began (0 otherwise) */
+    int32_t compute_dtype;      /* the dtype the target op wrote this output in: the map's
+                                   output dtype, else the target file's (0: not read) */
+    unsigned crossed;           /* enum sg_crossed: the tests it fails (0 when none) */
+    bool within_rounding;       /* in error, no overflow, and no failed test by more than
+                                   twice what rounding the golden tensor to compute_dtype
+                                   fails it by: the target's precision, not the op */
+    bool has_rounding;          /* `rounding` is set (rows in error without overflow) */
+    struct sg_metrics rounding; /* golden rounded to compute_dtype against golden */
     bool is_error;              /* IsPrecisionError */
     bool is_output;             /* IsOutputNode: the compared tensor is a graph output */
     bool fused;                 /* the target op covers more than one ONNX node */
@@ -226,10 +291,12 @@ enum sg_verdict {
 
 /* How an input of the first failing operator stands. */
 enum sg_input_state {
-    SG_INPUT_AGREES,   /* its row is within thresholds */
-    SG_INPUT_CONSTANT, /* a graph input or initializer: agrees by definition */
-    SG_INPUT_INFERRED, /* not dumped on both sides; everything upstream agrees */
-    SG_INPUT_IN_ERROR, /* its row (or the fused op making it) is in error */
+    SG_INPUT_AGREES,      /* dumped on both sides, within the thresholds */
+    SG_INPUT_CONSTANT,    /* an initializer or a Constant node: agrees by definition */
+    SG_INPUT_NOT_DUMPED,  /* not dumped on both sides; everything upstream agrees */
+    SG_INPUT_IN_ERROR,    /* its row (or the fused op making it) is in error */
+    SG_INPUT_GRAPH_INPUT, /* a graph input: both runs read the same values */
+    SG_INPUT_ROUNDING,    /* dumped, past a threshold by no more than the target's rounding */
     SG_INPUT_STATE_COUNT
 };
 
@@ -245,6 +312,7 @@ enum sg_cause {
     SG_CAUSE_FUSED,       /* a fused op: its inner nodes are hidden */
     SG_CAUSE_JUMP,        /* one operator: its inputs agree, its output does not */
     SG_CAUSE_ACCUMULATED, /* no single jump: error grows gradually */
+    SG_CAUSE_PRECISION,   /* no op is wrong: the error is the rounding of the target's dtype */
     SG_CAUSE_COUNT
 };
 

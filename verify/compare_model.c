@@ -48,6 +48,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -537,10 +538,13 @@ static void add_list(struct words *w, const char *opt, const char *const *v, siz
 
 static void add_threshold(struct words *w, const char *opt, double v, double def)
 {
-    if (v == def)
+    if (v == def || (isnan(v) && isnan(def)))
         return;
     char buf[64];
-    snprintf(buf, sizeof buf, "%.17g", v);
+    if (isnan(v))
+        snprintf(buf, sizeof buf, "off");
+    else
+        snprintf(buf, sizeof buf, "%.17g", v);
     add_opt(w, opt, buf);
 }
 
@@ -585,6 +589,8 @@ static char *repeat_command(const struct job *j)
     add_threshold(&w, "--kl", o->thresholds.kl, def.kl);
     add_threshold(&w, "--rmse", o->thresholds.rmse, def.rmse);
     add_threshold(&w, "--mre", o->thresholds.mre, def.mre);
+    add_threshold(&w, "--rmse-relative", o->thresholds.rmse_relative, def.rmse_relative);
+    add_threshold(&w, "--mre-floor", o->thresholds.mre_floor, def.mre_floor);
     char *line = w.ok && w.n ? sg_argv_format(w.v) : NULL;
     for (size_t i = 0; i < w.n; i++)
         sg_free(w.v[i]);
