@@ -65,9 +65,10 @@ static const char css[] =
     ".filters input[type=text]{width:260px;padding:3px 6px}"
     "svg text{font:11px system-ui,sans-serif;fill:#1d2733}.tableWrap{max-height:640px;"
     "overflow:auto;border:1px solid #dde3ea}code{background:#eef2f6;padding:0 3px}"
-    "#rows{font-size:12px}#rows td.name{max-width:180px;overflow:hidden;text-overflow:ellipsis;"
-    "white-space:nowrap}#rows td.why{max-width:260px;overflow:hidden;text-overflow:ellipsis;"
-    "white-space:nowrap}td.crossed{color:#c62828;font-weight:700}";
+    "#rows{font-size:12px}#rows td{white-space:nowrap}#rows td.name,#rows td.why,#rows td.op{"
+    "overflow:hidden;text-overflow:ellipsis}#rows td.name{max-width:140px}#rows td.gt{"
+    "max-width:100px}#rows td.why{max-width:140px}#rows td.op{max-width:90px}"
+    "td.crossed{color:#c62828;font-weight:700}";
 
 static const char script[] =
     "(function(){var q=document.getElementById('f-text'),s=document.getElementById('f-status'),"
@@ -376,10 +377,14 @@ static void table(FILE *out, const sg_compare_result *r)
           "<span id=\"f-count\"></span></div>\n"
           "<div class=\"tableWrap\"><table id=\"rows\"><thead><tr><th>#</th><th>Error</th>"
           "<th>NPUDump</th><th>Cosine</th><th>RED</th><th>KL</th><th>RMSE</th><th>MeanRel</th>"
-          "<th>OverFlow</th><th>MaxAbs</th><th>OpType</th><th>dtype</th><th>position</th>"
-          "<th>status</th><th>GroundTruth</th><th>Shape</th><th>Output</th>"
-          "<th>CompareFailReason</th></tr></thead><tbody>\n",
+          "<th "
+          "title=\"OverFlow\">Ovf</th><th>OpType</th><th>dtype</th><th>status</th><th>GroundTruth</"
+          "th>"
+          "<th>Shape</th><th>CompareFailReason</th></tr></thead><tbody>\n",
           out);
+    /* The columns that decide come first, names are cut to fit (the full
+     * text is the cell's tooltip): the table fits 1400 pixels. MaxAbs and
+     * the position are in the CSV and JSON. */
     for (size_t i = 0; i < r->n_rows; i++) {
         const struct sg_compare_row *row = &r->rows[i];
         bool err = row->is_error || row->mismatch;
@@ -402,8 +407,11 @@ static void table(FILE *out, const sg_compare_result *r)
         lower_esc(out, row->golden);
         fputc(' ', out);
         lower_esc(out, row->op_type);
-        fprintf(out, "\"><td class=\"n\">%zu</td><td>%s%s</td><td class=\"name\" title=\"", i,
-                err ? "YES" : "NO", row->within_rounding ? " (rounding)" : "");
+        fprintf(out, "\"><td class=\"n\">%zu</td><td>%s%s%s</td><td class=\"name\" title=\"", i,
+                !err                   ? "NO"
+                : row->within_rounding ? "rounding"
+                                       : "YES",
+                "", row->is_output ? " &middot; out" : "");
         esc(out, row->target);
         fputs("\">", out);
         esc(out, row->target);
@@ -423,19 +431,24 @@ static void table(FILE *out, const sg_compare_result *r)
             fprintf(out, "<td class=\"n%s\">%s</td>",
                     row->crossed & decide[k].bit ? " crossed" : "", cells[decide[k].cell]);
         char shape[1024];
-        fprintf(out, "<td>%s</td><td class=\"n\">%s</td><td>",
-                row->status == SG_ROW_COMPARED ? (row->m.overflow ? "YES" : "NO") : "", cells[1]);
+        fprintf(out, "<td>%s</td><td class=\"op\" title=\"",
+                row->status == SG_ROW_COMPARED ? (row->m.overflow ? "YES" : "NO") : "");
         esc(out, row->op_type);
-        fprintf(out, "</td><td>%s</td><td class=\"n\">", sg__cmp_dtype(row, true));
-        if (row->position != UINT32_MAX)
-            fprintf(out, "%u", row->position);
-        fprintf(out, "</td><td>%s</td><td class=\"name\" title=\"",
-                sg_compare_status_name(row->status));
+        fputs("\">", out);
+        esc(out, row->op_type);
+        fprintf(out, "</td><td>%s</td><td>%s</td><td class=\"name gt\" title=\"",
+                sg__cmp_dtype(row, true), sg_compare_status_name(row->status));
         esc(out, row->golden);
         fputs("\">", out);
         esc(out, row->golden);
-        fprintf(out, "</td><td>%s</td><td>%s</td><td class=\"why\" title=\"",
-                sg__cmp_shape(row, shape, sizeof shape), row->is_output ? "YES" : "NO");
+        /* The shape without blanks: "[1,1280,7,7]". */
+        sg__cmp_shape(row, shape, sizeof shape);
+        size_t k = 0;
+        for (size_t q = 0; shape[q]; q++)
+            if (shape[q] != ' ')
+                shape[k++] = shape[q];
+        shape[k] = '\0';
+        fprintf(out, "</td><td>%s</td><td class=\"why\" title=\"", shape);
         esc(out, row->reason);
         fputs("\">", out);
         esc(out, row->reason);

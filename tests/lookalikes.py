@@ -19,6 +19,16 @@ that it has the same property, in a few nodes:
                     t = exp(4x) in float16 is NaN wherever 4x > ln(65504)
   masked_softmax.onnx   a Softmax over a row that an all -inf mask hides
                     (attention with nothing to attend to): NaN in float32
+  melspec_like.onnx openWakeWord's melspectrogram: audio samples near
+                    +-16000 are unsqueezed (float16 rounds them by up to 8:
+                    RMSE past 1 with nothing wrong) and go through an STFT
+                    written as a Conv with cos/sin kernels, whose sums of
+                    128 samples overflow float16 (65504)
+  cancel_like.onnx  PP-OCR rec's mean relative error: y = 1.0003 x - c, with
+                    inputs made (by the test) so that 5% of the golden values
+                    are near 0, where float16's 1.0 for 1.0003 leaves an
+                    error of ~3e-4: relative errors of 30 there, cosine
+                    0.9999999
 """
 import os
 import sys
@@ -94,11 +104,40 @@ def masked_softmax():
                   [numpy_helper.from_array(mask, "mask")])
 
 
+def melspec_like():
+    n_fft, hop, bins = 128, 64, 16
+    t = np.arange(n_fft)
+    k = np.arange(bins)[:, None]
+    basis = np.concatenate([np.cos(2 * np.pi * k * t / n_fft), np.sin(2 * np.pi * k * t / n_fft)])
+    w = basis[:, None, :].astype(np.float32)  # [32, 1, 128]
+    nodes = [helper.make_node("Unsqueeze", ["x", "axes"], ["xu"], name="Unsqueeze_1"),
+             helper.make_node("Conv", ["xu", "stft_basis"], ["spec"], name="Conv_2",
+                              strides=[hop]),
+             helper.make_node("Mul", ["spec", "spec"], ["power"], name="Mul_3"),
+             helper.make_node("ReduceMean", ["power"], ["y"], name="ReduceMean_4", axes=[1],
+                              keepdims=0)]
+    return _model(nodes, "melspec_like", [_vi("x", [1, 4096])], [_vi("y", [1, 63])],
+                  [numpy_helper.from_array(np.array([1], np.int64), "axes"),
+                   numpy_helper.from_array(w, "stft_basis")])
+
+
+def cancel_like():
+    # c is float16-exact; the scale 1.0003 is not (float16 makes it 1.0).
+    c = np.random.default_rng(5).uniform(0.5, 1.5, (1, 4096)).astype(np.float16).astype(np.float32)
+    nodes = [helper.make_node("Mul", ["x", "scale"], ["xs"], name="Mul_0"),
+             helper.make_node("Sub", ["xs", "c"], ["y"], name="Sub_1")]
+    return _model(nodes, "cancel_like", [_vi("x", [1, 4096])], [_vi("y", [1, 4096])],
+                  [numpy_helper.from_array(np.array(1.0003, np.float32), "scale"),
+                   numpy_helper.from_array(c, "c")])
+
+
 MODELS = {
     "ppocr_like.onnx": ppocr_like,
     "collide.onnx": collide,
     "fp16_exp.onnx": fp16_exp,
     "masked_softmax.onnx": masked_softmax,
+    "melspec_like.onnx": melspec_like,
+    "cancel_like.onnx": cancel_like,
 }
 
 
