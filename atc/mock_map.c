@@ -221,55 +221,39 @@ sg_status sg_mock_map_print(sg_model *om, FILE *out, struct sg_diag *diag)
     sg_json_object_end(&j);
     fputc('\n', out);
     sg_free(order);
-    return ferror(out) ? sg_diag_set(diag, SG_EIO, "write error") : SG_OK;
-}
-
-/* A temporary file beside `path`; *tmp receives its sg_malloc'd name. */
-static sg_status open_temp(const char *path, FILE **f, char **tmp, struct sg_diag *diag)
-{
-    size_t len = strlen(path) + 16;
-    *f = NULL;
-    if (!(*tmp = sg_malloc(len)))
-        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
-    snprintf(*tmp, len, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(*tmp);
-    if (fd >= 0) {
-        /* The map is an ordinary output: the umask's permissions, not
-         * mkstemp's 0600 (kept if fchmod fails: correct, only stricter). */
-        mode_t mask = sg_file_umask();
-        (void)!fchmod(fd, 0666 & ~mask);
-    }
-    if (fd >= 0 && (*f = fdopen(fd, "w")))
-        return SG_OK;
-    sg_status st = sg_diag_set(diag, SG_EIO, "%s: cannot create a temporary file beside it: %s",
-                               path, strerror(errno));
-    if (fd >= 0) {
-        close(fd);
-        unlink(*tmp);
-    }
-    sg_free(*tmp);
-    *tmp = NULL;
-    return st;
+    return ferror(out) ? sg_diag_set(diag, SG_EIO, "write error: %s", strerror(errno ? errno : EIO))
+                       : SG_OK;
 }
 
 /* Write the map of om to a new temporary file beside `path`, kept there on
  * success for the caller to rename once the model is saved too (so that
  * the pair appears together, which sg_file.h's writer cannot do). */
-static sg_status map_to_temp(sg_model *om, const char *path, char **tmp, struct sg_diag *diag)
+static sg_status map_to_temp(sg_model *om, const char *path, struct sg_file_temp *tmp,
+                             struct sg_diag *diag)
 {
-    FILE *f;
-    sg_status st = open_temp(path, &f, tmp, diag);
+    sg_status st = sg_file_temp_open(path, tmp, diag);
     if (st)
         return st;
-    st = sg_mock_map_print(om, f, diag);
-    if (fclose(f) != 0 && !st)
-        st = sg_diag_set(diag, SG_EIO, "%s: %s", *tmp, strerror(errno));
-    if (st) {
-        sg_diag_prefix(diag, "%s", path);
-        unlink(*tmp);
-        sg_free(*tmp);
-        *tmp = NULL;
+    FILE *f = fdopen(tmp->fd, "w");
+    if (!f) {
+        close(tmp->fd);
+        sg_file_temp_discard(tmp);
+        return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
     }
+    errno = 0;
+    struct sg_diag pd = {0};
+    st = sg_mock_map_print(om, f, &pd);
+    int err = errno ? errno : EIO;
+    if (fclose(f) != 0 && !st) {
+        st = SG_EIO;
+        err = errno;
+    }
+    if (st == SG_EIO)
+        sg_diag_set(diag, st, "writing '%s': %s", path, strerror(err));
+    else if (st)
+        sg_diag_set(diag, st, "%s: %s", path, pd.msg);
+    if (st)
+        sg_file_temp_discard(tmp);
     return st;
 }
 
@@ -290,7 +274,8 @@ sg_status sg_mock_save(sg_model *om, const char *out_prefix, struct sg_diag *dia
     if (st)
         return st;
     size_t len = strlen(out_prefix) + 8;
-    char *om_path = sg_malloc(len), *json_path = sg_malloc(len), *tmp = NULL;
+    char *om_path = sg_malloc(len), *json_path = sg_malloc(len);
+    struct sg_file_temp tmp = {.handle = -1};
     if (!om_path || !json_path) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         goto out;
@@ -300,16 +285,12 @@ sg_status sg_mock_save(sg_model *om, const char *out_prefix, struct sg_diag *dia
     if ((st = map_to_temp(om, json_path, &tmp, diag)))
         goto out;
     if ((st = sg_model_save(om, om_path, NULL, diag))) {
-        unlink(tmp);
+        sg_file_temp_discard(&tmp);
         goto out;
     }
-    if (rename(tmp, json_path) != 0) {
-        st = sg_diag_set(diag, SG_EIO, "%s: %s", json_path, strerror(errno));
-        unlink(tmp);
+    if ((st = sg_file_temp_commit(&tmp, json_path, diag)))
         unlink(om_path); /* the pair or nothing */
-    }
 out:
-    sg_free(tmp);
     sg_free(om_path);
     sg_free(json_path);
     return st;

@@ -110,34 +110,34 @@ struct decide {
     bool *keep_hit, *cust_hit; /* per entry: matched a node */
 };
 
-/* Whether entry e names node n. */
-static bool names_node(const struct sg_prec_entry *e, const sg_node *n)
+/* Note entry i of f as matched, and as the one found if it comes first. */
+static void take(long i, bool *hit, long *found)
 {
-    if (e->target == SG_PREC_OPTYPE)
-        return strcmp(sg__atc_type(n), e->name) == 0;
-    if (n->name && strcmp(n->name, e->name) == 0)
-        return true;
-    const sg_attr *a = sg_node_attr(n, SG_MOCKOM_ATTR_ORIGINAL);
-    size_t len = strlen(e->name);
-    for (size_t i = 0; a && a->type == SG_ATTR_STRINGS && i < a->n_strings; i++)
-        if (a->strings[i].len == len && memcmp(a->strings[i].data, e->name, len) == 0)
-            return true;
-    return false;
+    if (i < 0)
+        return;
+    hit[i] = true;
+    if (*found < 0 || i < *found)
+        *found = i;
 }
 
-/* The entry of f that applies to n (node entries first), or -1. */
+/* The entry of f that applies to n, or -1: a node entry naming n or one
+ * of the nodes it replaces (the first in the file), else the entry of its
+ * ATC op type. Every entry that names n is marked in `hit`. Lookups by
+ * name: a file of 100,000 entries on a big model stays linear. */
 static long find_entry(const sg_prec_file *f, const sg_node *n, bool *hit)
 {
     long found = -1;
-    for (int pass = 0; pass < 2 && found < 0; pass++) {
-        enum sg_prec_target t = pass ? SG_PREC_OPTYPE : SG_PREC_NODE;
-        for (size_t i = 0; f && i < f->n_entries; i++)
-            if (f->entries[i].target == t && names_node(&f->entries[i], n)) {
-                hit[i] = true;
-                if (found < 0)
-                    found = (long)i;
-            }
-    }
+    if (!f)
+        return -1;
+    if (n->name)
+        take(sg_prec_file_find(f, SG_PREC_NODE, n->name), hit, &found);
+    const sg_attr *a = sg_node_attr(n, SG_MOCKOM_ATTR_ORIGINAL);
+    for (size_t i = 0; a && a->type == SG_ATTR_STRINGS && i < a->n_strings; i++)
+        take(sg_prec_file_find_n(f, SG_PREC_NODE, (const char *)a->strings[i].data,
+                                 a->strings[i].len),
+             hit, &found);
+    if (found < 0)
+        take(sg_prec_file_find(f, SG_PREC_OPTYPE, sg__atc_type(n)), hit, &found);
     return found;
 }
 

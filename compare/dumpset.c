@@ -13,6 +13,7 @@
 #include "sg_alloc.h"
 #include "sg_arena.h"
 #include "sg_dumpname.h"
+#include "sg_file.h"
 #include "strmap.h"
 
 #include <dirent.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_DEPTH 8
 
@@ -91,9 +93,16 @@ static sg_status read_mapping(struct scan *s, const char *dir, struct sg__strmap
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/mapping.csv", dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    if (access(path, F_OK) != 0)
         return SG_OK;
+    int fd = sg_file_open_read(path, NULL, s->diag); /* a FIFO must not hang compare */
+    if (fd < 0)
+        return (sg_status)fd;
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return sg_diag_set(s->diag, SG_ENOMEM, "%s: out of memory", path);
+    }
     enum { LINE = 16384, FILE_NAME = 4096, NODE = 8192 };
     char *line = sg_malloc(LINE + FILE_NAME + NODE);
     if (!line) {

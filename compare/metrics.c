@@ -287,13 +287,26 @@ void sg__metrics_to_f32(const struct sg_array *a, size_t i, size_t n, float *out
             out[k] = (float)((const double *)a->data)[i + k];
         break;
     case SG_DTYPE_INT8:
+    case SG_DTYPE_INT4: /* held one per byte, sign-extended */
         for (size_t k = 0; k < n; k++)
             out[k] = (float)((const int8_t *)a->data)[i + k];
         break;
     case SG_DTYPE_UINT8:
+    case SG_DTYPE_UINT4:
     case SG_DTYPE_BOOL:
         for (size_t k = 0; k < n; k++)
             out[k] = (float)((const uint8_t *)a->data)[i + k];
+        break;
+    case SG_DTYPE_FLOAT8E4M3FN:
+    case SG_DTYPE_FLOAT8E4M3FNUZ:
+    case SG_DTYPE_FLOAT8E5M2:
+    case SG_DTYPE_FLOAT8E5M2FNUZ:
+        for (size_t k = 0; k < n; k++)
+            out[k] = sg_fp8_to_float(a->dtype, ((const uint8_t *)a->data)[i + k]);
+        break;
+    case SG_DTYPE_FLOAT4E2M1:
+        for (size_t k = 0; k < n; k++)
+            out[k] = sg_fp4_to_float(((const uint8_t *)a->data)[i + k]);
         break;
     case SG_DTYPE_INT16:
         for (size_t k = 0; k < n; k++)

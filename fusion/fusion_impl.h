@@ -4,6 +4,7 @@
 #ifndef SG_FUSION_IMPL_H
 #define SG_FUSION_IMPL_H
 
+#include "sg_file.h"
 #include "sg_status.h"
 
 #include <stddef.h>
@@ -11,7 +12,7 @@
 
 /* The largest text file (switch, keep_dtype, ...) we read: they are lists of
  * names, so anything bigger is not one. */
-#define SG__TEXT_MAX_BYTES ((size_t)64 << 20)
+#define SG__TEXT_MAX_BYTES SG_SIDE_FILE_MAX
 
 /* Read the file at `path` into a NUL-terminated sg_malloc'd buffer. Refuses
  * files over `max` bytes (SG_ETOOBIG) and files holding a NUL byte
@@ -22,10 +23,10 @@ sg_status sg__read_text(const char *path, size_t max, char **buf, size_t *len,
 /* Check a buffer for NUL bytes (label:line: error). */
 sg_status sg__check_no_nul(const char *text, size_t len, const char *label, struct sg_diag *diag);
 
-/* Write a file atomically: fn writes the content to a temporary file beside
- * `path`, which is renamed over `path` only when fn and every write
- * succeeded. fn returns SG_OK or an error status (then its diag message, if
- * any, is kept). */
+/* Write a file atomically (sg_file_write_atomic_with): fn writes the
+ * content to a temporary file beside `path`, which is renamed over `path`
+ * only when fn and every write succeeded. fn returns SG_OK or an error
+ * status (then its diag message, if any, is kept). */
 typedef sg_status (*sg__write_fn)(FILE *out, const void *ctx, struct sg_diag *diag);
 sg_status sg__write_atomic(const char *path, sg__write_fn fn, const void *ctx,
                            struct sg_diag *diag);

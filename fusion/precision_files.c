@@ -7,6 +7,7 @@
 #include "fusion_impl.h"
 #include "sg_alloc.h"
 #include "sg_dtype.h"
+#include "strmap.h"
 
 #include <string.h>
 #include <strings.h>
@@ -105,12 +106,24 @@ static void entry_clear(struct sg_prec_entry *e)
     sg_free(e->out);
 }
 
+/* Entries by name, one map per target: a file of 100,000 lines is read in
+ * linear time (each line is checked against the entries before it). Keys
+ * are the entries' own names; values the entry index + 1. */
+struct sg__prec_index {
+    struct sg__strmap by_target[2];
+};
+
 void sg_prec_file_free(sg_prec_file *f)
 {
     if (!f)
         return;
     for (size_t i = 0; i < f->n_entries; i++)
         entry_clear(&f->entries[i]);
+    if (f->index) {
+        sg__strmap_free(&f->index->by_target[0]);
+        sg__strmap_free(&f->index->by_target[1]);
+        sg_free(f->index);
+    }
     sg_free(f->entries);
     sg_free(f);
 }
@@ -139,6 +152,10 @@ static const char *name_problem(enum sg_prec_format format, enum sg_prec_target 
             return "a name with a line break";
     if (name[0] == ' ' || name[0] == '\t' || name[len - 1] == ' ' || name[len - 1] == '\t')
         return "a name with leading or trailing blanks";
+    /* Written first in a file it would be read as the file's byte-order
+     * mark and dropped (found by tools/fuzz/fuzz_precision.c). */
+    if (len >= 3 && memcmp(name, "\xEF\xBB\xBF", 3) == 0)
+        return "a name starting with a byte-order mark (U+FEFF)";
     if (target == SG_PREC_OPTYPE)
         return is_ident(name, len) ? NULL
                                    : "an op type that is not an identifier (letters, digits, '_')";
@@ -151,16 +168,33 @@ static const char *name_problem(enum sg_prec_format format, enum sg_prec_target 
     return NULL;
 }
 
+static long index_get(const sg_prec_file *f, enum sg_prec_target target, const char *name,
+                      size_t len)
+{
+    if (!f->index || (unsigned)target > 1)
+        return -1;
+    void *v = sg__strmap_get_n(&f->index->by_target[target == SG_PREC_OPTYPE], name, len,
+                               sg__strhash_n(name, len));
+    return v ? (long)((uintptr_t)v - 1) : -1;
+}
+
+long sg_prec_file_find(const sg_prec_file *f, enum sg_prec_target target, const char *name)
+{
+    return f ? index_get(f, target, name, strlen(name)) : -1;
+}
+
+long sg_prec_file_find_n(const sg_prec_file *f, enum sg_prec_target target, const char *name,
+                         size_t len)
+{
+    return f ? index_get(f, target, name, len) : -1;
+}
+
 /* The entry with this target and name, or NULL. */
 static struct sg_prec_entry *find_entry(sg_prec_file *f, enum sg_prec_target target,
                                         const char *name, size_t len)
 {
-    for (size_t i = 0; i < f->n_entries; i++) {
-        struct sg_prec_entry *e = &f->entries[i];
-        if (e->target == target && strlen(e->name) == len && memcmp(e->name, name, len) == 0)
-            return e;
-    }
-    return NULL;
+    long i = index_get(f, target, name, len);
+    return i < 0 ? NULL : &f->entries[i];
 }
 
 /* Add an entry without payload (or return the existing one, *existed set). */
@@ -179,11 +213,18 @@ static struct sg_prec_entry *new_entry(sg_prec_file *f, enum sg_prec_target targ
         f->entries = g;
         f->cap_entries = cap;
     }
+    if (!f->index && !(f->index = sg_calloc(1, sizeof *f->index)))
+        return NULL;
     char *copy = sg_malloc(len + 1);
     if (!copy)
         return NULL;
     memcpy(copy, name, len);
     copy[len] = '\0';
+    if (sg__strmap_put(&f->index->by_target[target == SG_PREC_OPTYPE], copy,
+                       (void *)(uintptr_t)(f->n_entries + 1))) {
+        sg_free(copy);
+        return NULL;
+    }
     e = &f->entries[f->n_entries++];
     memset(e, 0, sizeof *e);
     e->target = target;
@@ -384,6 +425,10 @@ static sg_status parse_keep_line(sg_prec_file *f, const struct lexer *L, const c
                     rest == e ? "no op type after \"OpType::\""
                               : "op type \"%.*s\" is not an identifier (letters, digits, '_')",
                     (int)(e - rest), rest);
+    const char *why =
+        is_type ? NULL : name_problem(SG_PREC_KEEP_DTYPE, SG_PREC_NODE, rest, (size_t)(e - rest));
+    if (why)
+        return perr(L, rest, SG_EPARSE, "%s cannot be a keep_dtype entry", why);
     bool existed;
     struct sg_prec_entry *ent =
         new_entry(f, is_type ? SG_PREC_OPTYPE : SG_PREC_NODE, rest, (size_t)(e - rest), &existed);
@@ -698,48 +743,43 @@ sg_status sg_prec_file_write(const sg_prec_file *f, const char *path, struct sg_
 
 /* ------------------------------------------------------ model matching */
 
-struct type_search {
-    const char *type;
-    bool found;
+/* Every node name and op type of a model (ATC's names of types too), for
+ * matching all entries in one walk of the model instead of one per entry. */
+struct model_names {
+    struct sg__strmap nodes, types;
+    sg_status st;
 };
 
-static bool node_has_type(const sg_node *n, const char *type)
+static sg_status collect_graph(sg_graph *g, void *ctx)
 {
-    if (strcmp(n->op_type, type) == 0)
-        return true;
-    const char *alias = sg_atc_optype_for_onnx(n->op_type);
-    return alias && strcmp(alias, type) == 0;
-}
-
-static sg_status search_graph(sg_graph *g, void *ctx)
-{
-    struct type_search *ts = ctx;
-    for (sg_node *n = g->first; n && !ts->found; n = n->next) {
-        if (node_has_type(n, ts->type)) {
-            ts->found = true;
-            break;
-        }
-        sg_node_for_each_subgraph(n, search_graph, ctx);
+    struct model_names *mn = ctx;
+    for (sg_node *n = g->first; n && !mn->st; n = n->next) {
+        const char *alias = sg_atc_optype_for_onnx(n->op_type);
+        if ((n->name && sg__strmap_put(&mn->nodes, n->name, n)) ||
+            sg__strmap_put(&mn->types, n->op_type, n) ||
+            (alias && sg__strmap_put(&mn->types, alias, n)))
+            mn->st = SG_ENOMEM;
+        else
+            sg_node_for_each_subgraph(n, collect_graph, ctx);
     }
-    return SG_OK;
+    return mn->st;
 }
 
 size_t sg_prec_file_unmatched(const sg_prec_file *f, const sg_model *m, bool *unmatched)
 {
+    struct model_names mn = {0};
+    if (m->graph)
+        collect_graph(m->graph, &mn);
     size_t count = 0;
     for (size_t i = 0; i < f->n_entries; i++) {
         const struct sg_prec_entry *e = &f->entries[i];
-        bool found;
-        if (e->target == SG_PREC_NODE) {
-            found = m->graph && sg_model_find_node(m, e->name) != NULL;
-        } else {
-            struct type_search ts = {e->name, false};
-            if (m->graph)
-                search_graph(m->graph, &ts);
-            found = ts.found;
-        }
+        /* Out of memory: every entry counts as found (no false warnings). */
+        bool found = mn.st || sg__strmap_get(e->target == SG_PREC_NODE ? &mn.nodes : &mn.types,
+                                             e->name) != NULL;
         unmatched[i] = !found;
         count += !found;
     }
+    sg__strmap_free(&mn.nodes);
+    sg__strmap_free(&mn.types);
     return count;
 }

@@ -63,6 +63,7 @@ typedef struct sg_prec_file {
     enum sg_prec_format format;
     struct sg_prec_entry *entries; /* file (or insertion) order */
     size_t n_entries, cap_entries;
+    struct sg__prec_index *index; /* (target, name) -> entry, kept by fusion/ */
 } sg_prec_file;
 
 /* "keep_dtype", "customize_dtypes", "op_precision_mode". */
@@ -119,6 +120,13 @@ sg_status sg_prec_file_write(const sg_prec_file *f, const char *path, struct sg_
  * slots. Returns how many are unmatched.
  */
 size_t sg_prec_file_unmatched(const sg_prec_file *f, const sg_model *m, bool *unmatched);
+
+/* The index of f's entry with this target and name, or -1. O(1): the
+ * mock compiler looks every node up. */
+long sg_prec_file_find(const sg_prec_file *f, enum sg_prec_target target, const char *name);
+/* The same for a name of len bytes (no NUL needed). */
+long sg_prec_file_find_n(const sg_prec_file *f, enum sg_prec_target target, const char *name,
+                         size_t len);
 
 /* ATC's name for a dtype ("float16", "float32", "int8", ...) or NULL when
  * ATC's precision files cannot name it. */

@@ -4,13 +4,8 @@
 #include "sg_alloc.h"
 #include "sg_file.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 sg_status sg__check_no_nul(const char *text, size_t len, const char *label, struct sg_diag *diag)
 {
@@ -40,51 +35,22 @@ sg_status sg__read_text(const char *path, size_t max, char **buf, size_t *len, s
     return SG_OK;
 }
 
+struct write_call {
+    sg__write_fn fn;
+    const void *ctx;
+    struct sg_diag *diag;
+};
+
+static sg_status call_writer(FILE *out, void *arg)
+{
+    const struct write_call *w = arg;
+    return w->fn(out, w->ctx, w->diag);
+}
+
 sg_status sg__write_atomic(const char *path, sg__write_fn fn, const void *ctx, struct sg_diag *diag)
 {
-    size_t n = strlen(path) + sizeof ".tmp.XXXXXX";
-    char *tmp = sg_malloc(n);
-    if (!tmp)
-        return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
-    snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-    sg_status st = SG_OK;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        st = sg_diag_set(diag, SG_EIO, "%s: cannot create a file there: %s", path, strerror(errno));
-        goto out_free;
-    }
-    /* mkstemp makes it 0600; a config file is as readable as any other. */
-    mode_t mask = sg_file_umask();
-    (void)fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        st = sg_diag_set(diag, SG_EIO, "%s: %s", path, strerror(errno));
-        close(fd);
-        goto out_unlink;
-    }
-    st = fn(f, ctx, diag);
-    if (st != SG_OK && diag && diag->status == SG_OK)
-        sg_diag_set(diag, st, "%s: %s", path, sg_strerror(st));
-    int write_err = ferror(f);
-    if (fclose(f) != 0 || write_err) {
-        if (st == SG_OK)
-            st = sg_diag_set(diag, SG_EIO, "%s: write failed: %s", path,
-                             errno ? strerror(errno) : "stream error");
-    }
-    if (st != SG_OK)
-        goto out_unlink;
-    if (rename(tmp, path) != 0) {
-        st = sg_diag_set(diag, SG_EIO, "%s: cannot rename the temporary file into place: %s", path,
-                         strerror(errno));
-        goto out_unlink;
-    }
-    sg_free(tmp);
-    return SG_OK;
-out_unlink:
-    unlink(tmp);
-out_free:
-    sg_free(tmp);
-    return st;
+    struct write_call w = {fn, ctx, diag};
+    return sg_file_write_atomic_with(path, call_writer, &w, diag);
 }
 
 int sg__next_line(const char *text, size_t len, size_t *pos, const char **start, const char **end)

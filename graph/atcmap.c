@@ -7,6 +7,7 @@
 
 #include "sg_alloc.h"
 #include "sg_dtype.h"
+#include "sg_file.h"
 #include "sg_json_read.h"
 
 #include <stdint.h>
@@ -274,7 +275,8 @@ sg_status sg_atc_map_read(const char *path, sg_atc_map **out, struct sg_diag *di
     sg_atc_map *map = sg_calloc(1, sizeof *map);
     if (!map)
         return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
-    sg_status st = sg_json_parse_file(path, NULL, &map->doc, diag);
+    struct sg_json_limits lim = {.max_bytes = SG_MAP_FILE_MAX};
+    sg_status st = sg_json_parse_file(path, &lim, &map->doc, diag);
     if (!st)
         st = build_map(map, diag);
     if (st) {

@@ -641,13 +641,15 @@ static sg_status check_payload(struct dec *D, sg_tensor *t)
     if (es == 0)
         return sg_diag_set(D->diag, SG_EPARSE, "tensor '%s' has data but data type %s", tlabel(t),
                            sg_dtype_name(t->dtype));
-    if ((uint64_t)numel > SIZE_MAX / es)
+    size_t stored; /* the 4-bit types: two elements per byte */
+    if ((uint64_t)numel > SIZE_MAX / es || !sg_dtype_storage_bytes(t->dtype, numel, &stored))
         return sg_diag_set(D->diag, SG_ERANGE, "tensor '%s' is too large", tlabel(t));
     if (t->has_raw) {
-        if (t->raw_len != (size_t)numel * es)
+        if (t->raw_len != stored)
             return sg_diag_set(D->diag, SG_ESHAPE,
-                               "tensor '%s' has %zu bytes of data but dims %s need %zu", tlabel(t),
-                               t->raw_len, sg__dims_str(t->dims, t->rank), (size_t)numel * es);
+                               "tensor '%s' has %zu bytes of data but dims %s need %zu%s",
+                               tlabel(t), t->raw_len, sg__dims_str(t->dims, t->rank), stored,
+                               sg_dtype_is_4bit(t->dtype) ? " (two 4-bit elements per byte)" : "");
         return SG_OK;
     }
     size_t dummy;

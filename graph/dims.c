@@ -17,6 +17,22 @@ bool sg_dims_numel(const int64_t *dims, size_t rank, int64_t *out)
     return true;
 }
 
+bool sg_dims_extent(const int64_t *dims, size_t rank, size_t elem_size, int64_t *numel)
+{
+    int64_t span = elem_size ? (int64_t)elem_size : 1, n = 1;
+    if (elem_size > INT64_MAX)
+        return false;
+    for (size_t i = 0; i < rank; i++) {
+        if (dims[i] < 0)
+            return false;
+        if (dims[i] && !sg_dim_mul(span, dims[i], &span))
+            return false;
+        n = dims[i] ? n * dims[i] : 0; /* n <= span / elem_size: no overflow */
+    }
+    *numel = n;
+    return true;
+}
+
 bool sg_dims_nbytes(int64_t numel, size_t elem_size, size_t *out)
 {
     if (numel < 0 || (uint64_t)numel > SIZE_MAX)

@@ -5,13 +5,13 @@
 #include <strings.h>
 
 struct dtype_info {
-    size_t size;
+    unsigned bits;
     const char *name;
     const char *npy;
 };
 
 static const struct dtype_info dtype_table[] = {
-#define SG__DTYPE_ROW(name, code, size, str, npy) [code] = {size, str, npy},
+#define SG__DTYPE_ROW(name, code, bits, str, npy) [code] = {bits, str, npy},
     SG_DTYPE_MAP(SG__DTYPE_ROW)
 #undef SG__DTYPE_ROW
 };
@@ -26,7 +26,29 @@ bool sg_dtype_valid(int32_t code)
 
 size_t sg_dtype_size(int32_t code)
 {
-    return sg_dtype_valid(code) ? dtype_table[code].size : 0;
+    return sg_dtype_valid(code) ? (dtype_table[code].bits + 7) / 8 : 0;
+}
+
+unsigned sg_dtype_bits(int32_t code)
+{
+    return sg_dtype_valid(code) ? dtype_table[code].bits : 0;
+}
+
+bool sg_dtype_storage_bytes(int32_t code, int64_t numel, size_t *out)
+{
+    unsigned bits = sg_dtype_bits(code);
+    if (!bits || numel < 0)
+        return false;
+    if (bits < 8) { /* packed: ceil(numel * bits / 8), bits divides 8 */
+        uint64_t per = 8 / bits;
+        *out = (size_t)((uint64_t)numel / per + ((uint64_t)numel % per != 0));
+        return true;
+    }
+    size_t es = bits / 8;
+    if ((uint64_t)numel > SIZE_MAX / es)
+        return false;
+    *out = (size_t)numel * es;
+    return true;
 }
 
 const char *sg_dtype_name(int32_t code)
@@ -45,9 +67,19 @@ sg_dtype sg_dtype_from_name(const char *name)
         const char *alias;
         sg_dtype code;
     } aliases[] = {
-        {"float", SG_DTYPE_FLOAT},   {"fp32", SG_DTYPE_FLOAT},    {"fp16", SG_DTYPE_FLOAT16},
-        {"half", SG_DTYPE_FLOAT16},  {"double", SG_DTYPE_DOUBLE}, {"fp64", SG_DTYPE_DOUBLE},
+        {"float", SG_DTYPE_FLOAT},
+        {"fp32", SG_DTYPE_FLOAT},
+        {"fp16", SG_DTYPE_FLOAT16},
+        {"half", SG_DTYPE_FLOAT16},
+        {"double", SG_DTYPE_DOUBLE},
+        {"fp64", SG_DTYPE_DOUBLE},
         {"bf16", SG_DTYPE_BFLOAT16},
+        /* ml_dtypes' names */
+        {"float8_e4m3fn", SG_DTYPE_FLOAT8E4M3FN},
+        {"float8_e4m3fnuz", SG_DTYPE_FLOAT8E4M3FNUZ},
+        {"float8_e5m2", SG_DTYPE_FLOAT8E5M2},
+        {"float8_e5m2fnuz", SG_DTYPE_FLOAT8E5M2FNUZ},
+        {"float4_e2m1fn", SG_DTYPE_FLOAT4E2M1},
     };
     for (int i = 1; i < SG_DTYPE_COUNT; i++)
         if (strcasecmp(name, dtype_table[i].name) == 0)
@@ -73,6 +105,8 @@ sg_dtype sg_dtype_from_name(const char *name)
         [SG_DTYPE_COMPLEX64] = "COMPLEX64",
         [SG_DTYPE_COMPLEX128] = "COMPLEX128",
         [SG_DTYPE_BFLOAT16] = "BFLOAT16",
+        /* The display names of the newer types are the ONNX names in lower
+         * case, which the first loop matches without regard to case. */
     };
     for (int i = 1; i < SG_DTYPE_COUNT; i++)
         if (onnx_names[i] && strcasecmp(name, onnx_names[i]) == 0)
@@ -84,6 +118,16 @@ bool sg_dtype_is_float(int32_t code)
 {
     return code == SG_DTYPE_FLOAT || code == SG_DTYPE_FLOAT16 || code == SG_DTYPE_DOUBLE ||
            code == SG_DTYPE_BFLOAT16;
+}
+
+bool sg_dtype_is_float8(int32_t code)
+{
+    return code >= SG_DTYPE_FLOAT8E4M3FN && code <= SG_DTYPE_FLOAT8E5M2FNUZ;
+}
+
+bool sg_dtype_is_4bit(int32_t code)
+{
+    return code == SG_DTYPE_UINT4 || code == SG_DTYPE_INT4 || code == SG_DTYPE_FLOAT4E2M1;
 }
 
 bool sg_dtype_is_int(int32_t code)

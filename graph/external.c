@@ -10,6 +10,7 @@
 #include "ir_impl.h"
 #include "load_impl.h"
 #include "sg_alloc.h"
+#include "sg_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,13 +52,16 @@ const char *sg__dims_str(const int64_t *dims, uint32_t rank)
     return buf;
 }
 
+/* The value of `key`; of a key given twice the last, as ONNX reads it
+ * (onnx.external_data_helper sets the fields in order). */
 static const char *kv_get(const sg_tensor *t, const char *key)
 {
     const sg_tensor_extra *x = sg_tensor_get_extra(t);
+    const char *value = NULL;
     for (size_t i = 0; i < x->n_external; i++)
         if (x->external[i].key && strcmp(x->external[i].key, key) == 0)
-            return x->external[i].value;
-    return NULL;
+            value = x->external[i].value;
+    return value;
 }
 
 static bool parse_u64(const char *s, uint64_t *out)
@@ -121,13 +125,14 @@ static sg_blob *map_file(sg_model *m, const char *loc, struct sg_diag *diag, con
         if (strcmp(m->mappings[i]->real, real) == 0)
             return m->mappings[i];
 
-    int fd = open(real, O_RDONLY | O_CLOEXEC);
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        sg_diag_set(diag, SG_EIO, "tensor '%s': cannot open external data file '%s'%s%s", tname,
-                    loc, fd < 0 ? ": " : "", fd < 0 ? strerror(errno) : " (not a regular file)");
-        if (fd >= 0)
-            close(fd);
+    struct sg_diag od = {0};
+    int fd = sg_file_open_read(real, &sb, &od);
+    if (fd < 0) {
+        /* od says "<real path>: why"; the message names the location. */
+        const char *why = strstr(od.msg, ": ");
+        sg_diag_set(diag, SG_EIO, "tensor '%s': external data file '%s'%s", tname, loc,
+                    why ? why : "");
         return NULL;
     }
     sg_blob *b = sg_calloc(1, sizeof *b);
@@ -211,7 +216,7 @@ static sg_status resolve_one(sg_tensor *t, void *ctx)
     if (numel < 0)
         return sg_diag_set(c->diag, SG_ERANGE, "tensor '%s' has negative or overflowing dims",
                            tname);
-    if (sg_dtype_size(t->dtype) && want != length)
+    if (sg_dtype_bits(t->dtype) && want != length)
         return sg_diag_set(c->diag, SG_ESHAPE,
                            "tensor '%s' has %" PRIu64
                            " bytes of external data but dims %s need %zu",

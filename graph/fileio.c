@@ -4,6 +4,7 @@
  */
 #include "load_impl.h"
 #include "sg_alloc.h"
+#include "sg_cleanup.h"
 #include "sg_file.h"
 #include "sg_tensorfile.h"
 
@@ -51,21 +52,14 @@ mode_t sg_file_umask(void)
     return process_umask;
 }
 
-int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag)
+int sg__open_temp(const char *path, char **tmp, int *handle, struct sg_diag *diag)
 {
-    size_t len = strlen(path) + 16;
-    char *name = sg_malloc(len);
+    /* "<path>.tmp.<pid>.XXXXXX" (or a short hidden name when the file name
+     * is too long for the suffix): the process id lets a later run tell a
+     * killed writer's leftover from a live writer's file. */
+    char *name = sg_cleanup_temp_name(path, "", ".tmp.");
     if (!name)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
-    /* "<path>.tmp.XXXXXX", unless the file name is so long (dumps may use
-     * all 255 bytes) that the suffix would pass NAME_MAX: then a short
-     * hidden name in the same folder. */
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    if (strlen(base) + 11 > 255)
-        snprintf(name, len, "%.*s.sg.tmp.XXXXXX", (int)(base - path), path);
-    else
-        snprintf(name, len, "%s.tmp.XXXXXX", path);
     /* Created with open(O_EXCL) and mode 0666 less the umask, as the final
      * file will be: mkstemp's 0600 needed an fchmod after it, a second
      * journaled inode update per file on ext4. */
@@ -77,7 +71,11 @@ int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag)
         unsigned long r = seed ^ (atomic_fetch_add(&serial, 1) * 0x9e3779b97f4a7c15ul);
         for (int i = 0; i < 6; i++, r /= 36)
             x[i] = "0123456789abcdefghijklmnopqrstuvwxyz"[r % 36];
+        /* Entered before it exists, so that no signal finds it unlisted. */
+        *handle = sg_cleanup_add(SG_CLEANUP_FILE, name, NULL);
         fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0)
+            sg_cleanup_forget(*handle);
         if (fd < 0 && errno != EEXIST)
             break;
     }
@@ -85,10 +83,65 @@ int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag)
         sg_status st = sg_diag_set(diag, SG_EIO, "cannot create a file beside '%s': %s", path,
                                    strerror(errno));
         sg_free(name);
+        *handle = -1;
         return st;
     }
     *tmp = name;
     return fd;
+}
+
+sg_status sg__file_temp_open(const char *path, struct sg_file_temp *t, bool guard,
+                             struct sg_diag *diag)
+{
+    memset(t, 0, sizeof *t);
+    t->handle = -1;
+    sg_status st = guard ? sg_file_guard_check(path, diag) : SG_OK;
+    if (st)
+        return st;
+    sg_cleanup_stale(path); /* what killed writers left beside it */
+    int fd = sg__open_temp(path, &t->path, &t->handle, diag);
+    if (fd < 0)
+        return (sg_status)fd;
+    t->fd = fd;
+    return SG_OK;
+}
+
+sg_status sg_file_temp_open(const char *path, struct sg_file_temp *t, struct sg_diag *diag)
+{
+    return sg__file_temp_open(path, t, true, diag);
+}
+
+sg_status sg__file_temp_commit(struct sg_file_temp *t, const char *path, bool guard,
+                               struct sg_diag *diag)
+{
+    sg_status st = guard ? sg_file_guard_check(path, diag) : SG_OK;
+    if (!st && rename(t->path, path) != 0)
+        st = sg_diag_set(diag, SG_EIO, "cannot put '%s' in place: %s", path, strerror(errno));
+    if (st) {
+        sg_file_temp_discard(t);
+        return st;
+    }
+    sg_cleanup_forget(t->handle);
+    sg_free(t->path);
+    memset(t, 0, sizeof *t);
+    t->handle = -1;
+    return SG_OK;
+}
+
+sg_status sg_file_temp_commit(struct sg_file_temp *t, const char *path, struct sg_diag *diag)
+{
+    return sg__file_temp_commit(t, path, true, diag);
+}
+
+void sg_file_temp_discard(struct sg_file_temp *t)
+{
+    if (t->path) {
+        unlink(t->path);
+        sg_cleanup_forget(t->handle);
+        sg_free(t->path);
+    }
+    memset(t, 0, sizeof *t);
+    t->handle = -1;
 }
 
 sg_status sg__write_fd(int fd, const void *data, size_t len)
@@ -110,20 +163,19 @@ sg_status sg__write_fd(int fd, const void *data, size_t len)
 sg_status sg_file_write_atomic_with(const char *path, sg_file_writer fn, void *ctx,
                                     struct sg_diag *diag)
 {
-    char *tmp = NULL;
-    int fd = sg__open_temp(path, &tmp, diag);
-    if (fd < 0)
-        return (sg_status)fd;
-    FILE *f = fdopen(fd, "w");
+    struct sg_file_temp t;
+    sg_status st = sg_file_temp_open(path, &t, diag);
+    if (st)
+        return st;
+    FILE *f = fdopen(t.fd, "w");
     if (!f) {
-        sg_status st = sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
-        close(fd);
-        unlink(tmp);
-        sg_free(tmp);
+        st = sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", path);
+        close(t.fd);
+        sg_file_temp_discard(&t);
         return st;
     }
     errno = 0;
-    sg_status st = fn(f, ctx);
+    st = fn(f, ctx);
     int err = errno ? errno : EIO;
     if (!st && ferror(f))
         st = SG_EIO;
@@ -131,19 +183,13 @@ sg_status sg_file_write_atomic_with(const char *path, sg_file_writer fn, void *c
         st = SG_EIO;
         err = errno;
     }
-    if (!st && rename(tmp, path) != 0) {
-        st = SG_EIO;
-        err = errno;
-    }
     if (st) {
-        unlink(tmp);
+        sg_file_temp_discard(&t);
         if (st == SG_ENOMEM)
-            sg_diag_set(diag, st, "%s: out of memory", path);
-        else
-            sg_diag_set(diag, st, "writing '%s': %s", path, strerror(err));
+            return sg_diag_set(diag, st, "%s: out of memory", path);
+        return sg_diag_set(diag, st, "writing '%s': %s", path, strerror(err));
     }
-    sg_free(tmp);
-    return st;
+    return sg_file_temp_commit(&t, path, diag);
 }
 
 struct bytes {
@@ -177,19 +223,57 @@ int sg__read_fd(int fd, void *buf, size_t len)
     return 0;
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t mode)
+{
+    return S_ISFIFO(mode)   ? "a FIFO"
+           : S_ISDIR(mode)  ? "a folder"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "not a regular file";
+}
+
+int sg_file_open_read(const char *path, struct stat *sb, struct sg_diag *diag)
+{
+    struct stat local;
+    if (!sb)
+        sb = &local;
+    /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever
+     * (and a tty would become ours); only regular files are read, so it is
+     * cleared again before the first read. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return sg_diag_set(diag, SG_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, sb) != 0) {
+        int err = errno;
+        close(fd);
+        return sg_diag_set(diag, SG_EIO, "%s: cannot open: %s", path, strerror(err));
+    }
+    if (!S_ISREG(sb->st_mode)) {
+        close(fd);
+        return sg_diag_set(diag, SG_EIO, "%s: not a regular file (%s)", path,
+                           file_kind(sb->st_mode));
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        int err = errno;
+        close(fd);
+        return sg_diag_set(diag, SG_EIO, "%s: cannot open: %s", path, strerror(err));
+    }
+    sg_file_guard_note_stat(path, sb);
+    return fd;
+}
+
 sg_status sg_file_read_all(const char *path, size_t max_len, uint8_t **data, size_t *len,
                            struct sg_diag *diag)
 {
     *data = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return sg_diag_set(diag, SG_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return sg_diag_set(diag, SG_EIO, "%s: not a regular file", path);
-    }
+    int fd = sg_file_open_read(path, &sb, diag);
+    if (fd < 0)
+        return (sg_status)fd;
     if ((uint64_t)sb.st_size > max_len) {
         close(fd);
         return sg_diag_set(diag, SG_ETOOBIG, "%s: %lld bytes, more than the %zu allowed", path,
@@ -320,8 +404,15 @@ sg_status sg_bin_read(const char *path, int32_t dtype, const int64_t *dims, uint
         sg_array_free(&a);
         return st;
     }
+    size_t packed;
     if (len == a.nbytes) {
         memcpy(a.data, buf, len);
+        if (sg_dtype_is_4bit(dtype)) /* one element a byte: its low nibble */
+            for (size_t i = 0; i < len; i++)
+                ((uint8_t *)a.data)[i] = sg_dtype_nibble(dtype, buf[i]);
+    } else if (sg_dtype_is_4bit(dtype) &&
+               sg_dtype_storage_bytes(dtype, (int64_t)a.nbytes, &packed) && len == packed) {
+        sg_dtype_unpack4(dtype, buf, a.nbytes, a.data);
     } else if (dtype == SG_DTYPE_FLOAT && len * 2 == a.nbytes) {
         /* msit convention: a float16 file for a float32 input. */
         for (size_t i = 0; i < len / 2; i++) {
@@ -351,7 +442,7 @@ sg_status sg_tensor_file_read(const char *path, int32_t dtype, const int64_t *di
                               struct sg_array *out, struct sg_diag *diag)
 {
     if (has_suffix(path, ".npy"))
-        return sg_npy_read(path, out, diag);
+        return sg_npy_read_as(path, dtype, out, diag);
     if (has_suffix(path, ".pb"))
         return sg_pb_read(path, out, diag);
     if (has_suffix(path, ".bin"))

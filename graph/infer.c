@@ -26,7 +26,9 @@ enum rule_kind {
     FILL,       /* ConstantOfShape: the value tensor's type, else float */
     BODY,       /* If/Loop/Scan: the body's output type */
     ATTR_DTYPE, /* attribute `dtype`, else `dtype` (0: the first input's) */
-    DEQUANT,    /* the scale's type, else float */
+    OUT_DTYPE,  /* attribute `output_datatype`, else `dtype` (the window ops) */
+    QUANT,      /* the zero point's type, else attribute `output_dtype`, else uint8 */
+    DEQUANT,    /* attribute `output_dtype`, else the scale's type, else float */
 };
 
 static const struct rule {
@@ -40,6 +42,7 @@ static const struct rule {
     {"ArgMax", FIXED, -1, SG_DTYPE_INT64, 0},
     {"ArgMin", FIXED, -1, SG_DTYPE_INT64, 0},
     {"Bernoulli", ATTR_DTYPE, -1, 0, 0},
+    {"BlackmanWindow", OUT_DTYPE, -1, SG_DTYPE_FLOAT, 0},
     {"Cast", CAST, -1, 0, 0},
     {"CastLike", FROM_INPUT, -1, 0, 1},
     {"Constant", CONSTANT, -1, 0, 0},
@@ -54,7 +57,10 @@ static const struct rule {
     {"EyeLike", ATTR_DTYPE, -1, 0, 0},
     {"Greater", FIXED, -1, SG_DTYPE_BOOL, 0},
     {"GreaterOrEqual", FIXED, -1, SG_DTYPE_BOOL, 0},
+    {"HammingWindow", OUT_DTYPE, -1, SG_DTYPE_FLOAT, 0},
+    {"HannWindow", OUT_DTYPE, -1, SG_DTYPE_FLOAT, 0},
     {"If", BODY, -1, 0, 0},
+    {"ImageDecoder", FIXED, -1, SG_DTYPE_UINT8, 0},
     {"IsInf", FIXED, -1, SG_DTYPE_BOOL, 0},
     {"IsNaN", FIXED, -1, SG_DTYPE_BOOL, 0},
     {"LayerNormalization", FIXED, 1, SG_DTYPE_FLOAT, 0},
@@ -64,6 +70,7 @@ static const struct rule {
     {"Loop", BODY, -1, 0, 0},
     {"MatMulInteger", FIXED, -1, SG_DTYPE_INT32, 0},
     {"MaxPool", FIXED, 1, SG_DTYPE_INT64, 0},
+    {"MelWeightMatrix", OUT_DTYPE, -1, SG_DTYPE_FLOAT, 0},
     {"Multinomial", ATTR_DTYPE, -1, SG_DTYPE_INT32, 0},
     {"NonMaxSuppression", FIXED, -1, SG_DTYPE_INT64, 0},
     {"NonZero", FIXED, -1, SG_DTYPE_INT64, 0},
@@ -72,15 +79,19 @@ static const struct rule {
     {"Or", FIXED, -1, SG_DTYPE_BOOL, 0},
     {"QLinearConv", FROM_INPUT, -1, 0, 7},
     {"QLinearMatMul", FROM_INPUT, -1, 0, 7},
-    {"QuantizeLinear", FROM_INPUT, -1, SG_DTYPE_UINT8, 2},
+    {"QuantizeLinear", QUANT, -1, 0, 2},
     {"RandomNormal", ATTR_DTYPE, -1, SG_DTYPE_FLOAT, 0},
     {"RandomNormalLike", ATTR_DTYPE, -1, 0, 0},
     {"RandomUniform", ATTR_DTYPE, -1, SG_DTYPE_FLOAT, 0},
     {"RandomUniformLike", ATTR_DTYPE, -1, 0, 0},
+    {"RegexFullMatch", FIXED, -1, SG_DTYPE_BOOL, 0},
     {"Scan", BODY, -1, 0, 0},
     {"Shape", FIXED, -1, SG_DTYPE_INT64, 0},
     {"Size", FIXED, -1, SG_DTYPE_INT64, 0},
     {"StringNormalizer", FIXED, -1, SG_DTYPE_STRING, 0},
+    {"StringSplit", FIXED, 0, SG_DTYPE_STRING, 0},
+    {"StringSplit", FIXED, 1, SG_DTYPE_INT64, 0},
+    {"TfIdfVectorizer", FIXED, -1, SG_DTYPE_FLOAT, 0},
     {"TopK", FIXED, 1, SG_DTYPE_INT64, 0},
     {"Unique", FIXED, 1, SG_DTYPE_INT64, 0},
     {"Unique", FIXED, 2, SG_DTYPE_INT64, 0},
@@ -124,9 +135,13 @@ static bool is_default_domain(const sg_node *n)
     return !n->domain || !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
 }
 
-static int32_t input_dtype(const sg_node *n, uint32_t i)
+/* Input i's type: from `ins` (the caller's, sg_node_output_dtype) when
+ * given, else the IR's. */
+static int32_t input_dtype(const sg_node *n, uint32_t i, const int32_t *ins)
 {
-    return i < n->n_inputs && n->inputs[i] ? sg_value_dtype(n->inputs[i]) : SG_DTYPE_UNDEFINED;
+    if (i >= n->n_inputs || !n->inputs[i])
+        return SG_DTYPE_UNDEFINED;
+    return ins ? ins[i] : sg_value_dtype(n->inputs[i]);
 }
 
 static int32_t attr_dtype(const sg_node *n, const char *name, int32_t dflt)
@@ -185,7 +200,8 @@ static const struct rule *rules_for(const char *op, struct sg__op_memo *memo)
     return r;
 }
 
-static int32_t output_dtype(const sg_node *n, uint32_t out, struct sg__op_memo *memo)
+static int32_t output_dtype(const sg_node *n, uint32_t out, struct sg__op_memo *memo,
+                            const int32_t *ins)
 {
     const char *op = n->op_type;
     if (!is_default_domain(n))
@@ -194,7 +210,7 @@ static int32_t output_dtype(const sg_node *n, uint32_t out, struct sg__op_memo *
     if (r == &NON_TENSOR)
         return SG_DTYPE_UNDEFINED;
     if (!r)
-        return input_dtype(n, 0); /* the default rule */
+        return input_dtype(n, 0, ins); /* the default rule */
     for (; r < rules + N_RULES && strcmp(r->op, op) == 0; r++) {
         switch (r->kind) {
         case FIXED:
@@ -202,11 +218,13 @@ static int32_t output_dtype(const sg_node *n, uint32_t out, struct sg__op_memo *
                 return r->dtype;
             continue; /* another output of the op: next rule or the default */
         case FROM_INPUT: {
-            int32_t d = input_dtype(n, r->in);
+            int32_t d = input_dtype(n, r->in, ins);
             return d ? d : r->dtype;
         }
-        case CAST:
-            return attr_dtype(n, "to", SG_DTYPE_UNDEFINED);
+        case CAST: { /* as given, even a code sg_dtype does not know */
+            int64_t to = sg_attr_int(n, "to", 0);
+            return to > 0 && to <= INT32_MAX ? (int32_t)to : SG_DTYPE_UNDEFINED;
+        }
         case CONSTANT:
             return constant_dtype(n);
         case FILL: {
@@ -216,14 +234,33 @@ static int32_t output_dtype(const sg_node *n, uint32_t out, struct sg__op_memo *
         case BODY:
             return body_dtype(n, out);
         case ATTR_DTYPE:
-            return attr_dtype(n, "dtype", r->dtype ? r->dtype : input_dtype(n, 0));
+            return attr_dtype(n, "dtype", r->dtype ? r->dtype : input_dtype(n, 0, ins));
+        case OUT_DTYPE:
+            return attr_dtype(n, "output_datatype", r->dtype);
+        case QUANT: {
+            /* A zero point sets the type, else output_dtype (opset 21). */
+            bool has_zp = r->in < n->n_inputs && n->inputs[r->in];
+            if (has_zp)
+                return input_dtype(n, r->in, ins);
+            int32_t d = attr_dtype(n, "output_dtype", 0);
+            return d ? d : SG_DTYPE_UINT8;
+        }
         case DEQUANT: {
-            int32_t s = input_dtype(n, 1);
+            int32_t d = attr_dtype(n, "output_dtype", 0); /* opset 23 */
+            if (d)
+                return d;
+            int32_t s = input_dtype(n, 1, ins);
             return s ? s : SG_DTYPE_FLOAT;
         }
         }
     }
-    return input_dtype(n, 0);
+    return input_dtype(n, 0, ins);
+}
+
+int32_t sg_node_output_dtype(const sg_node *n, uint32_t out, const int32_t *in_dtypes)
+{
+    int32_t d = out < n->n_outputs ? output_dtype(n, out, NULL, in_dtypes) : 0;
+    return d > 0 ? d : SG_DTYPE_UNDEFINED;
 }
 
 static sg_status infer_graph(sg_graph *g, bool recursive, sg_type **shared,
@@ -251,7 +288,7 @@ static sg_status type_outputs(sg_node *n, bool recursive, sg_type **shared,
         sg_value *v = n->outputs[i];
         if (!v || v->type)
             continue;
-        int32_t d = output_dtype(n, i, memo);
+        int32_t d = output_dtype(n, i, memo, NULL);
         if (d <= 0 || d >= SG_DTYPE_COUNT)
             continue;
         if (!shared[d] && !(shared[d] = sg_type_tensor(n->graph->model, d, NULL, -1)))

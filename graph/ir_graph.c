@@ -618,6 +618,37 @@ static sg_status rename_captures(sg_value *v, const char *old, const char *name,
     return SG_OK;
 }
 
+static bool defined_below(const sg_graph *g, const char *name);
+
+static sg_status below_cb(sg_graph *sub, void *ctx)
+{
+    return defined_below(sub, ctx) ? SG_EDUP : SG_OK;
+}
+
+/* Whether g or a graph nested in it defines a value `name`. */
+static bool defined_below(const sg_graph *g, const char *name)
+{
+    if (sg__strmap_get(g->values_map, name))
+        return true;
+    if (g->has_subgraphs)
+        for (sg_node *n = g->first; n; n = n->next)
+            if (sg_node_for_each_subgraph(n, below_cb, (void *)name) == SG_EDUP)
+                return true;
+    return false;
+}
+
+/* Whether `name` would clash in g's scope: a value of g, of a graph that
+ * encloses g (which g sees) or of a graph nested in g (which would see
+ * both). Graphs side by side (an If's then and else branches) are separate
+ * scopes and may use the same names, as ONNX allows. */
+static bool clashes_in_scope(const sg_graph *g, const char *name)
+{
+    for (const sg_graph *up = g->parent; up; up = up->parent)
+        if (sg__strmap_get(up->values_map, name))
+            return true;
+    return defined_below(g, name);
+}
+
 sg_status sg_value_rename(sg_value *v, const char *name, struct sg_diag *diag)
 {
     if (!name || !*name)
@@ -628,8 +659,13 @@ sg_status sg_value_rename(sg_value *v, const char *name, struct sg_diag *diag)
         return SG_OK;
     if (sg__names_ensure(v->graph->model, true) != SG_OK)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
-    if (sg__name_used(v->graph->model, name))
-        return sg_diag_set(diag, SG_EDUP, "name '%s' is already used in the model", name);
+    /* The model-wide set answers most renames at once; a name it holds
+     * may still be free in v's scope. */
+    if (sg__name_used(v->graph->model, name) && clashes_in_scope(v->graph, name))
+        return sg_diag_set(diag, SG_EDUP,
+                           "name '%s' is already used in this graph or in one that encloses or is "
+                           "nested in it",
+                           name);
     const char *copy = sg_arena_strdup(v->graph->model->arena, name);
     if (!copy || sg__name_reserve(v->graph, copy) != SG_OK)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");

@@ -77,6 +77,11 @@ sg_status sg__graph_check_loaded(sg_graph *g, struct sg_diag *diag);
  * verifier and the dtype resolver mark the values they have seen with it. */
 uint32_t sg__next_stamp(void);
 
+/* t's payload as it is stored (sg_tensor_nbytes bytes): sg_tensor_data
+ * but for the 4-bit types, which stay (or are put back) packed two per
+ * byte. NULL on failure, as sg_tensor_data. */
+const void *sg__tensor_stored(sg_model *m, sg_tensor *t, size_t *nbytes, struct sg_diag *diag);
+
 /* Map an opset domain spelling to the canonical one ("" for ai.onnx). */
 const char *sg__canon_domain(const char *domain);
 

@@ -55,6 +55,9 @@ void sg_model_free(sg_model *m)
     sg_free(m->path);
     sg_free(m->dir);
     sg_arena_free(m->arena);
+    for (size_t i = 0; i < m->n_kept; i++)
+        sg_model_free(m->kept[i]);
+    sg_free(m->kept);
     sg_free(m);
 }
 

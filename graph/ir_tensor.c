@@ -23,11 +23,8 @@ int64_t sg_tensor_numel(const sg_tensor *t)
 
 size_t sg_tensor_nbytes(const sg_tensor *t)
 {
-    int64_t n = sg_tensor_numel(t);
-    size_t es = sg_dtype_size(t->dtype);
-    if (n < 0 || !es || (uint64_t)n > SIZE_MAX / es)
-        return 0;
-    return (size_t)n * es;
+    size_t n;
+    return sg_dtype_storage_bytes(t->dtype, sg_tensor_numel(t), &n) ? n : 0;
 }
 
 const sg_tensor_extra sg__tensor_no_extra;
@@ -69,10 +66,21 @@ static void *narrow(sg_model *m, const void *src, size_t count, size_t src_size,
     return dst;
 }
 
+/* The n elements of a 4-bit tensor from its packed payload, one per byte
+ * in the arena. */
+static void *unpack(sg_model *m, const uint8_t *packed, int32_t dtype, size_t n)
+{
+    uint8_t *dst = sg_arena_alloc(m->arena, n ? n : 1);
+    if (dst)
+        sg_dtype_unpack4(dtype, packed, n, dst);
+    return dst;
+}
+
 const void *sg_tensor_data(sg_model *m, sg_tensor *t, size_t *nbytes, struct sg_diag *diag)
 {
     int64_t numel = sg_tensor_numel(t);
     size_t es = sg_dtype_size(t->dtype);
+    bool packed = sg_dtype_is_4bit(t->dtype);
     if (numel < 0) {
         sg_diag_set(diag, SG_ERANGE, "tensor '%s' has a negative or overflowing dimension",
                     tname(t));
@@ -83,7 +91,8 @@ const void *sg_tensor_data(sg_model *m, sg_tensor *t, size_t *nbytes, struct sg_
                     tname(t), sg_dtype_name(t->dtype));
         return NULL;
     }
-    if ((uint64_t)numel > SIZE_MAX / es) {
+    size_t stored; /* bytes of the payload in the file */
+    if ((uint64_t)numel > SIZE_MAX / es || !sg_dtype_storage_bytes(t->dtype, numel, &stored)) {
         sg_diag_set(diag, SG_ETOOBIG, "tensor '%s' is too large", tname(t));
         return NULL;
     }
@@ -110,6 +119,7 @@ const void *sg_tensor_data(sg_model *m, sg_tensor *t, size_t *nbytes, struct sg_
         direct = true;
     } else {
         size_t per = (t->dtype == SG_DTYPE_COMPLEX64 || t->dtype == SG_DTYPE_COMPLEX128) ? 2 : 1;
+        size_t need = (size_t)numel * per;
         switch (t->dtype) {
         case SG_DTYPE_FLOAT:
         case SG_DTYPE_COMPLEX64:
@@ -131,27 +141,35 @@ const void *sg_tensor_data(sg_model *m, sg_tensor *t, size_t *nbytes, struct sg_
         case SG_DTYPE_UINT32:
             src = x->uint64_data, count = x->n_uint64, src_size = 8;
             break;
-        default: /* 8/16-bit types and bool travel in int32_data */
+        default: /* 4- to 16-bit types and bool travel in int32_data, the
+                  * 4-bit ones a packed pair of elements per entry */
             src = x->int32_data, count = x->n_int32, src_size = 4;
+            if (packed)
+                need = stored;
             break;
         }
-        if (count != (size_t)numel * per) {
-            sg_diag_set(diag, SG_ESHAPE, "tensor '%s' has %zu data elements but its dims need %lld",
-                        tname(t), count, (long long)numel * (long long)per);
+        if (count != need) {
+            sg_diag_set(diag, SG_ESHAPE, "tensor '%s' has %zu data elements but its dims need %zu",
+                        tname(t), count, need);
             return NULL;
         }
-        have = direct ? count * src_size : want;
+        have = direct ? count * src_size : stored;
     }
-    if (have != want) {
+    if (have != stored) {
         sg_diag_set(diag, SG_ESHAPE, "tensor '%s' has %zu bytes of data but its dims need %zu",
-                    tname(t), have, want);
+                    tname(t), have, stored);
         return NULL;
     }
     if (want == 0) {
         t->native = sg_arena_alloc(m->arena, 0);
         return t->native;
     }
-    if (direct) {
+    if (packed && direct) {
+        t->native = unpack(m, src, t->dtype, want);
+    } else if (packed) {
+        const uint8_t *bytes = narrow(m, src, stored, src_size, 1);
+        t->native = bytes ? unpack(m, bytes, t->dtype, want) : NULL;
+    } else if (direct) {
         size_t align = es >= 8 ? 8 : es;
         if (((uintptr_t)src & (align - 1)) == 0)
             return src;
@@ -164,9 +182,44 @@ const void *sg_tensor_data(sg_model *m, sg_tensor *t, size_t *nbytes, struct sg_
     return t->native;
 }
 
+const void *sg__tensor_stored(sg_model *m, sg_tensor *t, size_t *nbytes, struct sg_diag *diag)
+{
+    const void *native = sg_tensor_data(m, t, nbytes, diag);
+    if (!native || !sg_dtype_is_4bit(t->dtype))
+        return native;
+    size_t n = *nbytes;
+    if (!sg_dtype_storage_bytes(t->dtype, (int64_t)n, nbytes))
+        return NULL; /* not reached: sg_tensor_data checked the size */
+    if (sg_tensor_is_external(t))
+        return sg_tensor_get_extra(t)->ext_data;
+    if (t->has_raw)
+        return t->raw;
+    uint8_t *p = sg_arena_alloc(m->arena, *nbytes ? *nbytes : 1);
+    if (!p)
+        sg_diag_set(diag, SG_ENOMEM, "out of memory packing tensor '%s'", tname(t));
+    else
+        sg_dtype_pack4(native, n, p);
+    return p;
+}
+
 sg_status sg_tensor_set_raw(sg_model *m, sg_tensor *t, const void *data, size_t nbytes,
                             sg_blob *owner)
 {
+    if (sg_dtype_is_4bit(t->dtype)) {
+        /* Stored packed: a copy in the arena replaces the caller's bytes. */
+        int64_t numel = sg_tensor_numel(t);
+        size_t stored;
+        if (numel < 0 || (uint64_t)numel != nbytes ||
+            !sg_dtype_storage_bytes(t->dtype, numel, &stored))
+            return SG_ESHAPE;
+        uint8_t *p = sg_arena_alloc(m->arena, stored ? stored : 1);
+        if (!p)
+            return SG_ENOMEM;
+        sg_dtype_pack4(data, nbytes, p);
+        data = p;
+        nbytes = stored;
+        owner = NULL;
+    }
     if (owner && !t->listed) {
         if (m->n_owned == m->cap_owned) {
             size_t cap = m->cap_owned ? m->cap_owned * 2 : 16;

@@ -4,6 +4,7 @@
 #include "sg_alloc.h"
 #include "sg_file.h"
 #include "strmap.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,34 +105,6 @@ static sg_status oom(struct parser *P)
     return sg_diag_set(P->diag, SG_ENOMEM, "%s: out of memory while parsing JSON", P->label);
 }
 
-/* Decode one UTF-8 sequence at p (validated); returns its length or 0. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-    unsigned char c = p[0];
-    size_t n;
-    uint32_t cp, min;
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xE0) == 0xC0)
-        n = 2, cp = c & 0x1F, min = 0x80;
-    else if ((c & 0xF0) == 0xE0)
-        n = 3, cp = c & 0x0F, min = 0x800;
-    else if ((c & 0xF8) == 0xF0)
-        n = 4, cp = c & 0x07, min = 0x10000;
-    else
-        return 0;
-    if ((size_t)(end - p) < n)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 static int hex4(const char *p, const char *end, uint32_t *out)
 {
     if (end - p < 4)
@@ -201,7 +174,7 @@ static sg_status parse_string(struct parser *P, const char **out, size_t *out_le
         if (c < 0x20)
             return fail_at(P, q, "control character (byte 0x%02x) in a string; escape it", c);
         if (c >= 0x80) {
-            size_t n = utf8_len((const unsigned char *)q, (const unsigned char *)P->end);
+            size_t n = sg__utf8_len((const unsigned char *)q, (const unsigned char *)P->end);
             if (!n)
                 return fail_at(P, q, "invalid UTF-8 in a string");
             q += n;
@@ -249,6 +222,13 @@ static sg_status parse_string(struct parser *P, const char **out, size_t *out_le
             if (!hex4(s + 1, q, &cp))
                 return fail_at(P, esc, "\\u must be followed by four hex digits");
             s += 5;
+            if (cp >= 0xDC80 && cp <= 0xDCFF) {
+                /* A byte that is not UTF-8 (a name as the model spells
+                 * it), as surgeon's writer and Python's surrogateescape
+                 * write it. */
+                buf[n++] = (char)(cp - 0xDC00);
+                break;
+            }
             if (cp >= 0xDC00 && cp <= 0xDFFF)
                 return fail_at(P, esc, "lone low surrogate \\u%04X in a string", (unsigned)cp);
             if (cp >= 0xD800 && cp <= 0xDBFF) {

@@ -1,5 +1,6 @@
 /* json_write.c - streaming JSON writer (see sg_json.h). */
 #include "sg_json.h"
+#include "utf8.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -79,9 +80,20 @@ void sg_json_array_end(struct sg_json *j)
 
 void sg_json_write_escaped(FILE *out, const char *s, size_t len)
 {
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
     fputc('"', out);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
+    while (p < end) {
+        unsigned char c = *p;
+        size_t n = c < 0x80 ? 1 : sg__utf8_len(p, end);
+        if (!n) {
+            /* Not UTF-8 (a model may name things with any bytes): the byte
+             * as a lone low surrogate, Python's surrogateescape, which
+             * json.loads accepts and surgeon's reader turns back into the
+             * byte. The text stays valid JSON and loses nothing. */
+            fprintf(out, "\\udc%02x", c);
+            p++;
+            continue;
+        }
         switch (c) {
         case '"':
             fputs("\\\"", out);
@@ -99,11 +111,12 @@ void sg_json_write_escaped(FILE *out, const char *s, size_t len)
             fputs("\\t", out);
             break;
         default:
-            if (c < 0x20)
+            if (c < 0x20 || c == 0x7f)
                 fprintf(out, "\\u%04x", c);
             else
-                fputc(c, out);
+                fwrite(p, 1, n, out);
         }
+        p += n;
     }
     fputc('"', out);
 }

@@ -11,6 +11,7 @@
 #include "ir_impl.h"
 #include "load_impl.h"
 #include "sg_alloc.h"
+#include "sg_file.h"
 #include "sg_io.h"
 
 #include <errno.h>
@@ -84,14 +85,10 @@ sg_status sg_model_load(const char *path, const struct sg_load_opts *opts, sg_mo
                         struct sg_diag *diag)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return sg_diag_set(diag, SG_EIO, "%s: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return sg_diag_set(diag, SG_EIO, "%s: not a regular file", path);
-    }
+    int fd = sg_file_open_read(path, &sb, diag);
+    if (fd < 0)
+        return (sg_status)fd;
     size_t len = (size_t)sb.st_size;
     if (len == 0) {
         close(fd);

@@ -4,6 +4,7 @@
 #ifndef SG_LOAD_IMPL_H
 #define SG_LOAD_IMPL_H
 
+#include "sg_file.h"
 #include "sg_ir.h"
 
 #include <stddef.h>
@@ -18,9 +19,17 @@ char *sg__dirname(const char *path);
 const char *sg__dims_str(const int64_t *dims, uint32_t rank);
 
 /* A temporary file beside `path` (same folder, so rename is atomic);
- * *tmp receives its name (sg_malloc'd). Returns the fd, or on failure the
- * negative status (SG_ENOMEM, SG_EIO; diag set, which may be NULL). */
-int sg__open_temp(const char *path, char **tmp, struct sg_diag *diag);
+ * *tmp receives its name (sg_malloc'd), *handle its sg_cleanup handle.
+ * Returns the fd, or on failure the negative status (SG_ENOMEM, SG_EIO;
+ * diag set, which may be NULL). sg_file_temp_open is the checked form. */
+int sg__open_temp(const char *path, char **tmp, int *handle, struct sg_diag *diag);
+
+/* sg_file_temp_open / _commit, with the output guard only when `guard`:
+ * the model saver checks itself what --in-place allows it to replace. */
+sg_status sg__file_temp_open(const char *path, struct sg_file_temp *t, bool guard,
+                             struct sg_diag *diag);
+sg_status sg__file_temp_commit(struct sg_file_temp *t, const char *path, bool guard,
+                               struct sg_diag *diag);
 
 /* write(2) all of data, retrying on EINTR; SG_EIO with errno set on failure. */
 sg_status sg__write_fd(int fd, const void *data, size_t len);

@@ -58,7 +58,9 @@ static const char *parse_str(const char *p, const char *end, char *buf, size_t s
     char q = *p++;
     size_t n = 0;
     while (p < end && *p != q) {
-        if (n + 1 >= size)
+        /* A NUL would end the C string early ('<f4\0junk' read as '<f4'):
+         * no control byte belongs in a key or a dtype. */
+        if (n + 1 >= size || (unsigned char)*p < 0x20 || *p == 0x7f)
             return NULL;
         buf[n++] = *p++;
     }
@@ -185,8 +187,38 @@ static void *fortran_to_c(const uint8_t *src, const struct sg_array *a, size_t e
     return dst;
 }
 
+/*
+ * A descr numpy does not know, which ml_dtypes writes (see sg_dtype.h):
+ * "V2" is bfloat16, "V1" any of the 1-byte float8 types and the 4-bit types
+ * held one per byte, "f1" float8_e5m2. The type is `expect` when it is one
+ * the descr can hold: SG_ENOTFOUND for another descr, SG_ETYPE when the
+ * expected type does not fit (or none is expected).
+ */
+static sg_status ml_dtypes_descr(const char *code, int32_t expect, int32_t *dtype)
+{
+    bool fits;
+    if (strcmp(code, "V2") == 0)
+        fits = expect == SG_DTYPE_BFLOAT16;
+    else if (strcmp(code, "V1") == 0)
+        fits = sg_dtype_is_float8(expect) || sg_dtype_is_4bit(expect);
+    else if (strcmp(code, "f1") == 0)
+        fits = expect == SG_DTYPE_FLOAT8E5M2;
+    else
+        return SG_ENOTFOUND;
+    if (!fits)
+        return SG_ETYPE;
+    *dtype = expect;
+    return SG_OK;
+}
+
 sg_status sg_npy_read_buffer(const void *buf, size_t len, const char *label, struct sg_array *out,
                              struct sg_diag *diag)
+{
+    return sg_npy_read_buffer_as(buf, len, label, SG_DTYPE_UNDEFINED, out, diag);
+}
+
+sg_status sg_npy_read_buffer_as(const void *buf, size_t len, const char *label, int32_t expect,
+                                struct sg_array *out, struct sg_diag *diag)
 {
     const uint8_t *p = buf;
     memset(out, 0, sizeof *out);
@@ -220,9 +252,21 @@ sg_status sg_npy_read_buffer(const void *buf, size_t len, const char *label, str
     for (size_t i = 0; i < sizeof descr_table / sizeof descr_table[0]; i++)
         if (strcmp(code, descr_table[i].code) == 0)
             dtype = descr_table[i].dtype;
-    if (dtype == SG_DTYPE_UNDEFINED)
-        return sg_diag_set(diag, SG_EUNSUPPORTED, "%s: unsupported .npy dtype '%s'", label,
-                           h.descr);
+    if (dtype == SG_DTYPE_UNDEFINED) {
+        sg_status st = ml_dtypes_descr(code, expect, &dtype);
+        if (st == SG_ENOTFOUND)
+            return sg_diag_set(diag, SG_EUNSUPPORTED, "%s: unsupported .npy dtype '%s'", label,
+                               h.descr);
+        if (st)
+            return sg_diag_set(diag, SG_ETYPE,
+                               "%s: .npy dtype '%s' is how the ml_dtypes package saves "
+                               "bfloat16 (V2) and float8, 4-bit integer and float4 (V1, one "
+                               "element a byte) arrays; the file does not say which%s%s",
+                               label, h.descr, expect ? ", and it cannot hold " : "",
+                               expect ? sg_dtype_name(expect)
+                                      : ": it reads only as an input "
+                                        "of such a type");
+    }
     struct sg_array a = {.dtype = dtype, .rank = h.rank};
     memcpy(a.dims, h.dims, sizeof a.dims);
     int64_t numel = sg_array_numel(&a);
@@ -246,11 +290,20 @@ sg_status sg_npy_read_buffer(const void *buf, size_t len, const char *label, str
         size_t width = dtype == SG_DTYPE_COMPLEX64 ? 4 : dtype == SG_DTYPE_COMPLEX128 ? 8 : es;
         byteswap(a.data, a.nbytes / width, width);
     }
+    if (sg_dtype_is_4bit(dtype)) /* the element is the low nibble; the rest is ignored */
+        for (size_t i = 0; i < a.nbytes; i++)
+            ((uint8_t *)a.data)[i] = sg_dtype_nibble(dtype, ((uint8_t *)a.data)[i]);
     *out = a;
     return SG_OK;
 }
 
 sg_status sg_npy_read(const char *path, struct sg_array *out, struct sg_diag *diag)
+{
+    return sg_npy_read_as(path, SG_DTYPE_UNDEFINED, out, diag);
+}
+
+sg_status sg_npy_read_as(const char *path, int32_t expect, struct sg_array *out,
+                         struct sg_diag *diag)
 {
     uint8_t *buf;
     size_t len;
@@ -258,7 +311,7 @@ sg_status sg_npy_read(const char *path, struct sg_array *out, struct sg_diag *di
     sg_status st = sg_file_read_all(path, SIZE_MAX - 1, &buf, &len, diag);
     if (st)
         return st;
-    st = sg_npy_read_buffer(buf, len, path, out, diag);
+    st = sg_npy_read_buffer_as(buf, len, path, expect, out, diag);
     sg_free(buf);
     return st;
 }
@@ -313,6 +366,22 @@ static size_t npy_header(const struct sg_array *a, uint8_t *hdr, size_t cap)
 
 #define NPY_HEADER_MAX 2048
 
+/* The bytes a's data has in the file: its own, but for int4, which
+ * ml_dtypes keeps in the low nibble (upper bits zero) where surgeon holds
+ * it sign-extended: a masked copy in *tmp (NULL when not needed or out of
+ * memory, then the result is NULL too). */
+static const void *file_data(const struct sg_array *a, uint8_t **tmp)
+{
+    *tmp = NULL;
+    if (a->dtype != SG_DTYPE_INT4)
+        return a->data;
+    if (!(*tmp = sg_malloc(a->nbytes ? a->nbytes : 1)))
+        return NULL;
+    for (size_t i = 0; i < a->nbytes; i++)
+        (*tmp)[i] = ((const uint8_t *)a->data)[i] & 0xf;
+    return *tmp;
+}
+
 sg_status sg_npy_encode(const struct sg_array *a, uint8_t **buf, size_t *len, struct sg_diag *diag)
 {
     *buf = NULL;
@@ -321,12 +390,17 @@ sg_status sg_npy_encode(const struct sg_array *a, uint8_t **buf, size_t *len, st
     size_t hl = npy_header(a, hdr, sizeof hdr);
     if (!hl)
         return sg_diag_set(diag, SG_EUNSUPPORTED, "numpy has no %s dtype", sg_dtype_name(a->dtype));
-    uint8_t *out = sg_malloc(hl + a->nbytes);
-    if (!out)
+    uint8_t *out = sg_malloc(hl + a->nbytes), *tmp;
+    const void *data = file_data(a, &tmp);
+    if (!out || !data) {
+        sg_free(out);
+        sg_free(tmp);
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    }
     memcpy(out, hdr, hl);
     if (a->nbytes)
-        memcpy(out + hl, a->data, a->nbytes);
+        memcpy(out + hl, data, a->nbytes);
+    sg_free(tmp);
     *buf = out;
     *len = hl + a->nbytes;
     return SG_OK;
@@ -335,7 +409,8 @@ sg_status sg_npy_encode(const struct sg_array *a, uint8_t **buf, size_t *len, st
 struct npy_parts {
     const uint8_t *hdr;
     size_t hl;
-    const struct sg_array *a;
+    const void *data;
+    size_t nbytes;
 };
 
 static sg_status write_npy(FILE *out, void *ctx)
@@ -343,7 +418,7 @@ static sg_status write_npy(FILE *out, void *ctx)
     const struct npy_parts *p = ctx;
     if (fwrite(p->hdr, 1, p->hl, out) != p->hl)
         return SG_EIO;
-    if (p->a->nbytes && fwrite(p->a->data, 1, p->a->nbytes, out) != p->a->nbytes)
+    if (p->nbytes && fwrite(p->data, 1, p->nbytes, out) != p->nbytes)
         return SG_EIO;
     return SG_OK;
 }
@@ -366,9 +441,14 @@ sg_status sg_npy_write(const char *path, const struct sg_array *a, struct sg_dia
     size_t hl = header_for(path, a, hdr, diag);
     if (!hl)
         return SG_EUNSUPPORTED;
-    /* Header and data go out in two writes: the data is never copied. */
-    struct npy_parts parts = {hdr, hl, a};
-    return sg_file_write_atomic_with(path, write_npy, &parts, diag);
+    /* Header and data go out in two writes: the data is not copied. */
+    uint8_t *tmp;
+    struct npy_parts parts = {hdr, hl, file_data(a, &tmp), a->nbytes};
+    if (!parts.data)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    sg_status st = sg_file_write_atomic_with(path, write_npy, &parts, diag);
+    sg_free(tmp);
+    return st;
 }
 
 sg_status sg_npy_write_new(const char *path, const struct sg_array *a, struct sg_diag *diag)
@@ -377,10 +457,16 @@ sg_status sg_npy_write_new(const char *path, const struct sg_array *a, struct sg
     size_t hl = header_for(path, a, hdr, diag);
     if (!hl)
         return SG_EUNSUPPORTED;
+    uint8_t *tmp;
+    const void *data = file_data(a, &tmp);
+    if (!data)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0)
+    if (fd < 0) {
+        sg_free(tmp);
         return sg_diag_set(diag, SG_EIO, "cannot create '%s': %s", path, strerror(errno));
-    struct iovec iov[2] = {{hdr, hl}, {(void *)a->data, a->nbytes}};
+    }
+    struct iovec iov[2] = {{hdr, hl}, {(void *)data, a->nbytes}};
     int n_iov = a->nbytes ? 2 : 1, first = 0;
     int err = 0;
     while (first < n_iov) {
@@ -402,6 +488,7 @@ sg_status sg_npy_write_new(const char *path, const struct sg_array *a, struct sg
     }
     if (close(fd) != 0 && !err)
         err = errno;
+    sg_free(tmp);
     if (!err)
         return SG_OK;
     unlink(path);

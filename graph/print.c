@@ -79,10 +79,19 @@ static void put_element(FILE *out, int32_t dtype, const uint8_t *p)
         fputs(*p ? "true" : "false", out);
         break;
     case SG_DTYPE_INT8:
+    case SG_DTYPE_INT4:
         fprintf(out, "%d", (int8_t)*p);
         break;
     case SG_DTYPE_UINT8:
+    case SG_DTYPE_UINT4:
         fprintf(out, "%u", *p);
+        break;
+    case SG_DTYPE_FLOAT8E4M3FN:
+    case SG_DTYPE_FLOAT8E4M3FNUZ:
+    case SG_DTYPE_FLOAT8E5M2:
+    case SG_DTYPE_FLOAT8E5M2FNUZ:
+    case SG_DTYPE_FLOAT4E2M1:
+        put_float(out, sg_dtype_get_f64(dtype, p, 0));
         break;
     case SG_DTYPE_INT16:
     case SG_DTYPE_UINT16: {

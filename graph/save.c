@@ -11,6 +11,8 @@
 #include "load_impl.h"
 #include "encode_impl.h"
 #include "sg_alloc.h"
+#include "sg_cleanup.h"
+#include "sg_file.h"
 #include "sg_io.h"
 
 #include <errno.h>
@@ -47,6 +49,9 @@ struct layout {
     const char *data_name; /* new external file name (relative to out dir) */
     char *data_path;       /* full path of the new external file */
     bool same_folder;
+    /* Whether the output guard checks each file: not where --in-place
+     * allows the model to replace its own files. */
+    bool guard_model, guard_data;
 };
 
 static size_t tensor_bytes(const sg_tensor *t)
@@ -72,6 +77,17 @@ struct saver {
     uint64_t data_end; /* next free offset in the new data file */
 };
 
+/* Is blob one of m's own data files? A tensor m shares with a model it
+ * keeps (concat) lives in a file relative to that model's folder: its
+ * bytes are copied, never referenced under m's folder. */
+static bool own_mapping(const sg_model *m, const sg_blob *blob)
+{
+    for (size_t i = 0; i < m->n_mappings; i++)
+        if (m->mappings[i] == blob)
+            return true;
+    return false;
+}
+
 /* Where tensor t goes; new external tensors get the next offset. */
 static void decide(struct saver *S, struct sg__tensor_plan *pl)
 {
@@ -79,14 +95,14 @@ static void decide(struct saver *S, struct sg__tensor_plan *pl)
     size_t threshold = o->size_threshold ? o->size_threshold : DEFAULT_THRESHOLD;
     sg_tensor *t = pl->t;
     size_t bytes = tensor_bytes(t);
-    bool can_move = t->dtype != SG_DTYPE_STRING && sg_dtype_size(t->dtype) &&
+    bool can_move = t->dtype != SG_DTYPE_STRING && sg_dtype_bits(t->dtype) &&
                     !sg_tensor_get_extra(t)->has_segment;
     pl->len = bytes;
     if (sg_tensor_is_external(t)) {
         if (o->ext_mode == SG_EXT_INLINE)
             pl->how = SG__KEEP_INLINE;
         else if (o->ext_mode == SG_EXT_AUTO && S->L->same_folder && !S->data_name_is_kept &&
-                 t->extra->ext_blob)
+                 t->extra->ext_blob && own_mapping(S->m, t->extra->ext_blob))
             pl->how = SG__KEEP_EXTERNAL;
         else if (o->ext_mode == SG_EXT_FILE && bytes < threshold)
             pl->how = SG__KEEP_INLINE;
@@ -136,9 +152,9 @@ static void replan(struct saver *S)
  * kernel when it can (no page of the source is mapped into our memory). */
 static int copy_range(const char *src, uint64_t offset, size_t len, int fd)
 {
-    int in = open(src, O_RDONLY | O_CLOEXEC);
+    int in = sg_file_open_read(src, NULL, NULL);
     if (in < 0)
-        return errno;
+        return EIO;
     loff_t off = (loff_t)offset;
     int err = 0;
     while (len) {
@@ -155,17 +171,17 @@ static int copy_range(const char *src, uint64_t offset, size_t len, int fd)
     return err;
 }
 
-static sg_status write_data_file(struct saver *S, const struct layout *L, char **tmp_out)
+static sg_status write_data_file(struct saver *S, const struct layout *L, struct sg_file_temp *tmp)
 {
-    char *tmp = NULL;
-    int fd = sg__open_temp(L->data_path, &tmp, S->diag);
-    if (fd < 0)
-        return (sg_status)fd;
+    sg_status st = sg__file_temp_open(L->data_path, tmp, L->guard_data, S->diag);
+    if (st)
+        return st;
+    int fd = tmp->fd;
     struct sg__sink sink = {.fd = fd, .cap = WRITE_BUFFER};
     sink.buf = sg_malloc(sink.cap);
     static const uint8_t zeros[EXT_ALIGN];
     uint64_t written = 0;
-    sg_status st = sink.buf ? SG_OK : SG_ENOMEM;
+    st = sink.buf ? SG_OK : SG_ENOMEM;
     for (size_t i = 0; i < S->n_plans && !st && !sink.err; i++) {
         struct sg__tensor_plan *pl = &S->plans[i];
         if (pl->how != SG__NEW_EXTERNAL)
@@ -190,7 +206,7 @@ static sg_status write_data_file(struct saver *S, const struct layout *L, char *
             }
         } else {
             size_t n;
-            const void *data = sg_tensor_data(S->m, t, &n, S->diag);
+            const void *data = sg__tensor_stored(S->m, t, &n, S->diag);
             if (!data)
                 st = S->diag && S->diag->status ? S->diag->status : SG_EINVAL;
             else
@@ -206,25 +222,20 @@ static sg_status write_data_file(struct saver *S, const struct layout *L, char *
         st = sg_diag_set(S->diag, SG_EIO, "writing '%s': %s", L->data_path, strerror(sink.err));
     if (close(fd) != 0 && !st)
         st = sg_diag_set(S->diag, SG_EIO, "writing '%s': %s", L->data_path, strerror(errno));
-    if (st) {
-        unlink(tmp);
-        sg_free(tmp);
-        return st;
-    }
-    *tmp_out = tmp;
-    return SG_OK;
+    if (st)
+        sg_file_temp_discard(tmp);
+    return st;
 }
 
 static sg_status write_model_file(sg_model *m, struct sg__encoding *enc, const char *path,
-                                  char **tmp_out, struct sg_diag *diag)
+                                  bool guard, struct sg_file_temp *tmp, struct sg_diag *diag)
 {
-    char *tmp = NULL;
-    int fd = sg__open_temp(path, &tmp, diag);
-    if (fd < 0)
-        return (sg_status)fd;
+    sg_status st = sg__file_temp_open(path, tmp, guard, diag);
+    if (st)
+        return st;
+    int fd = tmp->fd;
     struct sg__sink sink = {.fd = fd, .cap = WRITE_BUFFER};
     sink.buf = sg_malloc(sink.cap);
-    sg_status st = SG_OK;
     if (!sink.buf) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
     } else {
@@ -236,21 +247,76 @@ static sg_status write_model_file(sg_model *m, struct sg__encoding *enc, const c
     sg_free(sink.buf);
     if (close(fd) != 0 && !st)
         st = sg_diag_set(diag, SG_EIO, "writing '%s': %s", path, strerror(errno));
-    if (st) {
-        unlink(tmp);
-        sg_free(tmp);
-        return st;
-    }
-    *tmp_out = tmp;
+    if (st)
+        sg_file_temp_discard(tmp);
+    return st;
+}
+
+/* Whether two paths name the same existing file (device and inode,
+ * symlinks followed). */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return false;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* The external data file of m that `path` is, or NULL. */
+static const char *mapped_file(const sg_model *m, const char *path)
+{
+    for (size_t i = 0; i < m->n_mappings; i++)
+        if (m->mappings[i]->real && same_file(m->mappings[i]->real, path))
+            return m->mappings[i]->path;
+    return NULL;
+}
+
+/*
+ * The rule on outputs, for what the model itself knows of its files
+ * (sg_file_guard_check adds everything else the process read): the model
+ * may not be written over the model's file, unless overwrite_input, nor
+ * over one of its external data files, which the new model or the old one
+ * still needs.
+ */
+static sg_status check_model_output(const sg_model *m, const char *path,
+                                    const struct sg_save_opts *o, struct sg_diag *diag)
+{
+    if (!o->overwrite_input && same_file(m->path, path))
+        return sg_diag_set(diag, SG_EEXISTS,
+                           "%s: refusing to overwrite the input model (use --in-place)", path);
+    const char *data = mapped_file(m, path);
+    if (data)
+        return sg_diag_set(diag, SG_EEXISTS,
+                           "%s: refusing to write the model over its own external data file "
+                           "'%s'; choose another output",
+                           path, data);
     return SG_OK;
 }
 
-static bool is_input_file(const sg_model *m, const char *path)
+/* A new external data file is not the model being written, nor the input
+ * model, nor (unless overwrite_input: then the old model goes with it) one
+ * of the input model's data files. */
+static sg_status check_data_output(const sg_model *m, const char *path, const char *data_path,
+                                   const struct sg_save_opts *o, struct sg_diag *diag)
 {
-    struct stat a, b;
-    if (!m->path || stat(m->path, &a) != 0 || stat(path, &b) != 0)
-        return false;
-    return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    /* data_path is in path's folder: the same name is the same file. */
+    if (strcmp(base_name(path), base_name(data_path)) == 0 || same_file(path, data_path))
+        return sg_diag_set(diag, SG_EEXISTS,
+                           "%s: the external data file would be the model file itself; name "
+                           "another --external-data file",
+                           path);
+    if (same_file(m->path, data_path))
+        return sg_diag_set(diag, SG_EEXISTS,
+                           "%s: refusing to write external data over the input model; name "
+                           "another --external-data file",
+                           data_path);
+    const char *data;
+    if (!o->overwrite_input && (data = mapped_file(m, data_path)))
+        return sg_diag_set(diag, SG_EEXISTS,
+                           "%s: refusing to overwrite '%s', the input model's external data "
+                           "(use --in-place, or name another --external-data file)",
+                           data_path, data);
+    return SG_OK;
 }
 
 sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts *opts,
@@ -258,9 +324,6 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
 {
     static const struct sg_save_opts defaults = {0};
     const struct sg_save_opts *o = opts ? opts : &defaults;
-    if (!o->overwrite_input && is_input_file(m, path))
-        return sg_diag_set(diag, SG_EEXISTS,
-                           "%s: refusing to overwrite the input model (use --in-place)", path);
     if (o->external_file && strchr(o->external_file, '/'))
         return sg_diag_set(diag, SG_EINVAL,
                            "external data file '%s' must be a file name beside the model",
@@ -270,7 +333,8 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
     struct sg__encoding enc = {0};
     struct layout L = {0};
     char *out_dir = sg__dirname(path);
-    char *data_name = NULL, *tmp_data = NULL, *tmp_model = NULL;
+    char *data_name = NULL;
+    struct sg_file_temp tmp_data = {.handle = -1}, tmp_model = {.handle = -1};
     sg_status st = SG_OK;
     if (!out_dir) {
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
@@ -294,12 +358,21 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         goto out;
     }
+    if ((st = check_model_output(m, path, o, diag)))
+        goto out;
+    L.guard_model = !(o->overwrite_input && same_file(m->path, path));
+    L.guard_data = !(o->overwrite_input && mapped_file(m, L.data_path));
+    /* A data file named like the model (--external-data e.onnx -o e.onnx)
+     * is refused even when nothing goes into it: it says the user meant
+     * something else. */
+    if (o->external_file && strcmp(o->external_file, base_name(path)) == 0) {
+        st = check_data_output(m, path, L.data_path, o, diag);
+        goto out;
+    }
     S.L = &L;
     /* Keeping external tensors in a file we are about to replace is not
      * possible: then every external tensor moves into the new file. */
-    for (size_t i = 0; i < m->n_mappings; i++)
-        if (m->mappings[i]->path && strcmp(m->mappings[i]->path, data_name) == 0)
-            S.data_name_is_kept = true;
+    S.data_name_is_kept = mapped_file(m, L.data_path) != NULL;
     if ((st = sg__encode_measure(&enc, m, &S.plans, place, &S, L.data_name)))
         goto nomem;
     if (enc.total > SG_PROTO_LIMIT && o->ext_mode == SG_EXT_AUTO) {
@@ -318,36 +391,22 @@ sg_status sg_model_save(sg_model *m, const char *path, const struct sg_save_opts
     bool any_new = false;
     for (size_t i = 0; i < S.n_plans; i++)
         any_new |= S.plans[i].how == SG__NEW_EXTERNAL;
-    if (any_new && (st = write_data_file(&S, &L, &tmp_data)))
+    if (any_new && ((st = check_data_output(m, path, L.data_path, o, diag)) ||
+                    (st = write_data_file(&S, &L, &tmp_data))))
         goto out;
-    if ((st = write_model_file(m, &enc, path, &tmp_model, diag)))
+    if ((st = write_model_file(m, &enc, path, L.guard_model, &tmp_model, diag)))
         goto out;
     if (o->before_commit && (st = o->before_commit(o->before_commit_ctx, diag)))
         goto out;
-    if (tmp_data && rename(tmp_data, L.data_path) != 0) {
-        st = sg_diag_set(diag, SG_EIO, "%s: %s", L.data_path, strerror(errno));
+    if (tmp_data.path && (st = sg__file_temp_commit(&tmp_data, L.data_path, L.guard_data, diag)))
         goto out;
-    }
-    sg_free(tmp_data);
-    tmp_data = NULL;
-    if (rename(tmp_model, path) != 0) {
-        st = sg_diag_set(diag, SG_EIO, "%s: %s", path, strerror(errno));
-        goto out;
-    }
-    sg_free(tmp_model);
-    tmp_model = NULL;
+    st = sg__file_temp_commit(&tmp_model, path, L.guard_model, diag);
     goto out;
 nomem:
     st = sg_diag_set(diag, st, "%s: out of memory", path);
 out:
-    if (tmp_data) {
-        unlink(tmp_data);
-        sg_free(tmp_data);
-    }
-    if (tmp_model) {
-        unlink(tmp_model);
-        sg_free(tmp_model);
-    }
+    sg_file_temp_discard(&tmp_data);
+    sg_file_temp_discard(&tmp_model);
     for (size_t i = 0; i < S.n_plans; i++)
         S.plans[i].t->save_plan = 0;
     sg__encode_free(&enc);

@@ -197,7 +197,9 @@ void sg_blob_unref(sg_blob *blob);
  * or overflow. */
 int64_t sg_tensor_numel(const sg_tensor *t);
 
-/* Byte size of the native payload (numel * element size); 0 for strings. */
+/* Byte size of the payload as stored (raw_data or external data): numel *
+ * element size, the 4-bit types packed two per byte (sg_dtype_storage_bytes);
+ * 0 for strings. */
 size_t sg_tensor_nbytes(const sg_tensor *t);
 
 /* True when the payload lives in an external data file. */
@@ -205,7 +207,9 @@ bool sg_tensor_is_external(const sg_tensor *t);
 
 /*
  * The tensor's values in native little-endian layout: float32 as floats,
- * float16/bfloat16 as uint16 bits, bool as one byte each, complex as pairs.
+ * float16/bfloat16 as uint16 bits, bool and float8 as one byte each,
+ * complex as pairs, the 4-bit types unpacked to one byte each (sg_dtype.h;
+ * *nbytes is then numel, not the packed size).
  * Returns raw or external bytes in place when they are already native and
  * suitably aligned, otherwise converts once into the arena (cached).
  * Fills *nbytes. NULL on failure with the reason in `diag` (size disagrees
@@ -219,7 +223,9 @@ const void *sg_tensor_data(sg_model *m, sg_tensor *t, size_t *nbytes, struct sg_
  * data held by `owner` (a reference is taken and the previous owner's is
  * dropped; NULL means `data` lives in the model arena).
  * Clears typed fields and external entries: the tensor is inline raw data
- * from now on. dtype and dims are not changed.
+ * from now on. dtype and dims are not changed. For a 4-bit dtype, `data`
+ * holds one element per byte (nbytes must be numel, else SG_ESHAPE) and is
+ * packed into a copy in the arena (owner is not kept).
  */
 sg_status sg_tensor_set_raw(sg_model *m, sg_tensor *t, const void *data, size_t nbytes,
                             sg_blob *owner);
@@ -473,6 +479,10 @@ struct sg_model {
     void *names; /* every value and node name in the model, built on demand (internal) */
     bool names_built;
     uint64_t fresh; /* counter for fresh names */
+    /* Models whose strings, tensors and mappings this one shares (concat
+     * takes the second model in): freed with it. */
+    struct sg_model **kept;
+    size_t n_kept;
     /* The verifier numbers nodes from here up (node->mark), so a number of
      * the current walk is told from any older mark without clearing them
      * (internal, see verify.c). */
@@ -767,6 +777,16 @@ sg_status sg_graph_verify(sg_graph *g, struct sg_diag *diag);
  * SG_ECYCLE or SG_ENOMEM on failure.
  */
 sg_status sg_graph_infer_dtypes(sg_graph *g, bool recursive, struct sg_diag *diag);
+
+/*
+ * The element type of output `out` of n by the rules of
+ * sg_graph_infer_dtypes, given the element types of n's inputs in
+ * in_dtypes[0..n->n_inputs) (0: unknown) instead of the IR's, and typing
+ * nothing: for a caller that tracks types on its own without changing the
+ * model (the runtime's planner). 0 when the rules cannot tell; Cast's
+ * `to` as given, even a code sg_dtype does not know.
+ */
+int32_t sg_node_output_dtype(const sg_node *n, uint32_t out, const int32_t *in_dtypes);
 
 /*
  * The same inference on demand, for a pass that needs the types of some

@@ -3,7 +3,10 @@
  *
  * Used for `--json` outputs, reports and ATC-style maps. The writer tracks
  * nesting so callers never place commas themselves; strings are escaped
- * per RFC 8259 (control characters as \u00XX, invalid UTF-8 passed through).
+ * per RFC 8259 (control characters as \u00XX), and a byte that is not part
+ * of well-formed UTF-8 is written as \udc80-\udcff (Python's
+ * surrogateescape; surgeon's reader and json.loads turn it back into the
+ * byte), so any name a model holds gives valid JSON.
  */
 #ifndef SG_JSON_H
 #define SG_JSON_H

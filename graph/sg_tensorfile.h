@@ -3,9 +3,10 @@
  * headerless .bin, as used for model inputs, dumps and golden data.
  *
  * An sg_array is a standalone tensor (not part of a model) in native
- * little-endian layout: float16/bfloat16 as uint16 bits, bool one byte per
- * element, complex as (real, imaginary) pairs. String tensors keep their
- * elements in `strings` instead of `data`.
+ * little-endian layout: float16/bfloat16 as uint16 bits, bool and float8
+ * one byte per element, the 4-bit types unpacked one per byte (sg_dtype.h),
+ * complex as (real, imaginary) pairs. String tensors keep their elements
+ * in `strings` instead of `data`.
  */
 #ifndef SG_TENSORFILE_H
 #define SG_TENSORFILE_H
@@ -53,14 +54,26 @@ sg_status sg_array_alloc(struct sg_array *a, int32_t dtype, const int64_t *dims,
  * float16/32/64, complex64/128, in either byte order and C or Fortran
  * order (converted to little-endian C order). Errors name the file and say
  * what is wrong (bad magic, truncated header or data, unsupported dtype).
+ *
+ * The _as forms also read the types numpy lacks as the ml_dtypes package
+ * saves them (sg_dtype.h): "V2" as bfloat16, "V1" as a float8 type or a
+ * 4-bit type held one element a byte (its low nibble), "f1" as
+ * float8e5m2, when `expect` is that type. Such a descr without a type
+ * that fits is SG_ETYPE, saying why. SG_DTYPE_UNDEFINED expects nothing.
  */
 sg_status sg_npy_read(const char *path, struct sg_array *out, struct sg_diag *diag);
+sg_status sg_npy_read_as(const char *path, int32_t expect, struct sg_array *out,
+                         struct sg_diag *diag);
 sg_status sg_npy_read_buffer(const void *buf, size_t len, const char *label, struct sg_array *out,
                              struct sg_diag *diag);
+sg_status sg_npy_read_buffer_as(const void *buf, size_t len, const char *label, int32_t expect,
+                                struct sg_array *out, struct sg_diag *diag);
 
 /* Write a as .npy (version 1.0, or 2.0 when the header needs it).
- * Atomic: temp file + rename. bfloat16 and strings are refused
- * (SG_EUNSUPPORTED): numpy has no such dtype. */
+ * Atomic: temp file + rename. Strings are refused (SG_EUNSUPPORTED);
+ * bfloat16, float8 and the 4-bit types are written as ml_dtypes writes
+ * them ("<V2", "<V1" one element a byte, int4 in the low nibble), which
+ * sg_npy_read_as reads back. */
 sg_status sg_npy_write(const char *path, const struct sg_array *a, struct sg_diag *diag);
 
 /* Write a as .npy into a new file at path, in place (not atomic; SG_EIO if
@@ -74,7 +87,8 @@ sg_status sg_npy_encode(const struct sg_array *a, uint8_t **buf, size_t *len, st
 
 /* ONNX TensorProto files (the backend tests' input_0.pb, output_0.pb).
  * Every payload field and dtype is accepted, strings included; external
- * data is refused. Writing uses raw_data (string_data for strings). */
+ * data is refused. Writing uses raw_data (string_data for strings; the
+ * 4-bit types packed two per byte). */
 sg_status sg_pb_read(const char *path, struct sg_array *out, struct sg_diag *diag);
 sg_status sg_pb_write(const char *path, const struct sg_array *a, struct sg_diag *diag);
 
@@ -106,8 +120,10 @@ void sg_pb_value_free(struct sg_pb_value *v);
 /*
  * Headerless little-endian .bin of a known dtype and shape. When the file
  * size is half the expected size of a float32 tensor, it is read as float16
- * (as msit does) and converted to float32. Any other size mismatch is an
- * error naming both sizes.
+ * (as msit does) and converted to float32. A 4-bit tensor is either packed
+ * two per byte (as raw_data) or one element a byte (as numpy's tofile
+ * writes an ml_dtypes array). Any other size mismatch is an error naming
+ * both sizes.
  */
 sg_status sg_bin_read(const char *path, int32_t dtype, const int64_t *dims, uint32_t rank,
                       struct sg_array *out, struct sg_diag *diag);

@@ -1,5 +1,6 @@
 /* status.c - the status table and diagnostics (see sg_status.h). */
 #include "sg_status.h"
+#include "utf8.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,34 +41,18 @@ const char *sg_status_name(sg_status status)
     return e ? e->name : "SG_E?";
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-    size_t n = s[0] < 0x80             ? 1
-               : (s[0] & 0xe0) == 0xc0 ? 2
-               : (s[0] & 0xf0) == 0xe0 ? 3
-               : (s[0] & 0xf8) == 0xf0 ? 4
-                                       : 0;
-    if (n == 2 && s[0] < 0xc2)
-        return 0; /* overlong */
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return n;
-}
-
 /* Messages quote names taken from the model, which may hold any bytes: make
  * the message one line of valid UTF-8 by writing control bytes and bytes
  * outside valid UTF-8 as \xNN (cut to fit). */
 static void make_printable(char *msg, size_t size)
 {
-    const unsigned char *p = (const unsigned char *)msg;
+    const unsigned char *p = (const unsigned char *)msg, *end = p + strlen(msg);
     size_t i = 0;
     for (; p[i]; i++) {
-        if (p[i] < 0x20 || p[i] == 0x7f || (p[i] >= 0x80 && !utf8_len(p + i)))
+        if (p[i] < 0x20 || p[i] == 0x7f || (p[i] >= 0x80 && !sg__utf8_len(p + i, end)))
             break;
         if (p[i] >= 0x80)
-            i += utf8_len(p + i) - 1;
+            i += sg__utf8_len(p + i, end) - 1;
     }
     if (!p[i])
         return; /* the usual case: nothing to do */
@@ -76,7 +61,7 @@ static void make_printable(char *msg, size_t size)
     memcpy(out, msg, i);
     o = i;
     while (p[i]) {
-        size_t n = p[i] >= 0x80 ? utf8_len(p + i) : 1;
+        size_t n = p[i] >= 0x80 ? sg__utf8_len(p + i, end) : 1;
         if (n && p[i] >= 0x20 && p[i] != 0x7f) {
             if (o + n >= cap)
                 break;
@@ -114,33 +99,78 @@ sg_status sg_diag_set(struct sg_diag *diag, sg_status status, const char *fmt, .
     return status;
 }
 
+/* Where a prefixed message too long for the diagnostic lost its middle. */
+#define ELIDED ": ...: "
+/* The most of a message's end and start kept when its middle goes: room
+ * for the cause and the innermost places, and the outermost ones. */
+#define TAIL_KEEP 384
+#define HEAD_KEEP 256
+
 void sg_diag_prefix(struct sg_diag *diag, const char *fmt, ...)
 {
     if (!diag || diag->status == SG_OK)
         return;
-    char old[SG_DIAG_MAX];
+    char old[SG_DIAG_MAX], pre[SG_DIAG_MAX];
     memcpy(old, diag->msg, sizeof old);
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(diag->msg, sizeof diag->msg, fmt, ap);
+    vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
-    make_printable(diag->msg, sizeof diag->msg);
-    n = (int)strlen(diag->msg);
-    size_t pos = n < 0 ? 0 : (size_t)n;
-    if (pos > sizeof diag->msg - 1)
-        pos = sizeof diag->msg - 1;
-    /* Append ": <old message>" as far as it fits. */
-    size_t room = sizeof diag->msg - 1 - pos;
-    size_t old_len = strlen(old);
-    const char *parts[2] = {": ", old};
-    size_t lens[2] = {2, old_len};
-    for (int i = 0; i < 2; i++) {
-        size_t k = lens[i] < room ? lens[i] : room;
-        memcpy(diag->msg + pos, parts[i], k);
-        pos += k;
-        room -= k;
+    make_printable(pre, sizeof pre);
+    size_t pl = strlen(pre), ol = strlen(old), cap = sizeof diag->msg - 1;
+    if (pl + 2 + ol <= cap) {
+        memcpy(diag->msg, pre, pl);
+        memcpy(diag->msg + pl, ": ", 2);
+        memcpy(diag->msg + pl + 2, old, ol + 1);
+        return;
     }
-    diag->msg[pos] = '\0';
+    /* Too long (a path of nested subgraphs, each level adding its
+     * "in subgraph ... of node ..."): keep the new prefix and the old
+     * message's start and end, the cause being at the end, and elide the
+     * middle. The tail is fixed the first time; later prefixes only eat
+     * into the head. */
+    const char *mark = strstr(old, ELIDED);
+    size_t head, tail_at;
+    if (mark) {
+        head = (size_t)(mark - old);
+        tail_at = head + strlen(ELIDED);
+    } else {
+        tail_at = ol > TAIL_KEEP ? ol - TAIL_KEEP : 0;
+        /* Start the tail at a ": " boundary when there is one. */
+        const char *b = strstr(old + tail_at, ": ");
+        if (b && (size_t)(b - old) + 2 < ol)
+            tail_at = (size_t)(b - old) + 2;
+        head = tail_at;
+    }
+    size_t tl = ol - tail_at, el = strlen(ELIDED);
+    if (pl > cap / 4)
+        pl = cap / 4; /* a prefix is a place, never most of the message */
+    size_t room = cap > pl + 2 + el + tl ? cap - pl - 2 - el - tl : 0;
+    if (room > HEAD_KEEP)
+        room = HEAD_KEEP;
+    if (head > room) {
+        /* Cut the head at its last ": " that fits, so no place is cut in two. */
+        size_t cut = room;
+        while (cut > 0 && !(old[cut - 1] == ' ' && cut >= 2 && old[cut - 2] == ':'))
+            cut--;
+        head = cut >= 2 ? cut - 2 : 0;
+    }
+    size_t o = 0;
+    memcpy(diag->msg + o, pre, pl);
+    o += pl;
+    if (head) {
+        memcpy(diag->msg + o, ": ", 2);
+        o += 2;
+        memcpy(diag->msg + o, old, head);
+        o += head;
+    }
+    memcpy(diag->msg + o, ELIDED, el);
+    o += el;
+    if (o + tl > cap)
+        tl = cap - o;
+    memcpy(diag->msg + o, old + tail_at, tl);
+    o += tl;
+    diag->msg[o] = '\0';
 }
 
 void sg_diag_clear(struct sg_diag *diag)

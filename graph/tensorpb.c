@@ -241,6 +241,7 @@ sg_status sg_pb_write(const char *path, const struct sg_array *a, struct sg_diag
     p.data_type = a->dtype;
     p.name = a->name;
     ProtobufCBinaryData *strings = NULL;
+    uint8_t *packed = NULL;
     if (a->dtype == SG_DTYPE_STRING) {
         int64_t n = sg_array_numel(a);
         if (n < 0)
@@ -254,6 +255,18 @@ sg_status sg_pb_write(const char *path, const struct sg_array *a, struct sg_diag
         }
         p.n_string_data = (size_t)n;
         p.string_data = strings;
+    } else if (sg_dtype_is_4bit(a->dtype)) {
+        /* One element per byte in memory, two per byte in the file. */
+        size_t stored;
+        if (!sg_dtype_storage_bytes(a->dtype, (int64_t)a->nbytes, &stored))
+            return sg_diag_set(diag, SG_ERANGE, "%s: bad shape", path);
+        packed = sg_malloc(stored ? stored : 1);
+        if (!packed)
+            return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        sg_dtype_pack4(a->data, a->nbytes, packed);
+        p.has_raw_data = 1;
+        p.raw_data.data = packed;
+        p.raw_data.len = stored;
     } else {
         p.has_raw_data = 1;
         p.raw_data.data = a->data;
@@ -270,5 +283,6 @@ sg_status sg_pb_write(const char *path, const struct sg_array *a, struct sg_diag
     }
     sg_free(buf);
     sg_free(strings);
+    sg_free(packed);
     return st;
 }

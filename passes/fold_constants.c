@@ -39,7 +39,15 @@
 
 #include <string.h>
 
-enum { OPT_MAX_BYTES, OPT_KEEP_SIZE, OPT_SKIP_OPS, OPT_SHAPES, OPT_ELIMINATE, OPT_COUNT };
+enum {
+    OPT_MAX_BYTES,
+    OPT_KEEP_SIZE,
+    OPT_SKIP_OPS,
+    OPT_SHAPES,
+    OPT_ELIMINATE,
+    OPT_MAX_LOOP,
+    OPT_COUNT
+};
 
 static const struct sg_opt_spec options[] = {
     [OPT_MAX_BYTES] = {"max_bytes", SG_OPT_INT, "1048576",
@@ -54,6 +62,10 @@ static const struct sg_opt_spec options[] = {
                     "fold Shape and Size of main graph inputs whose shape is fully static"},
     [OPT_ELIMINATE] = {"eliminate", SG_OPT_BOOL, "true",
                        "remove the constants that only folded nodes read"},
+    [OPT_MAX_LOOP] = {"max_loop_iterations", SG_OPT_INT, "10000000",
+                      "iterations a Loop may run when folded; one that needs more is not "
+                      "folded (0: no limit)",
+                      0, INT64_MAX},
 };
 _Static_assert(sizeof options / sizeof options[0] == OPT_COUNT, "option table");
 
@@ -416,6 +428,8 @@ static sg_status try_fold(struct fold *f, sg_node *n, bool *did)
     bool keep_size = f->opts[OPT_KEEP_SIZE].b;
     struct sg_rt_opts ro = {0};
     ro.max_tensor_bytes = max && keep_size && in_bytes > max ? in_bytes : max;
+    ro.max_loop_iterations =
+        f->opts[OPT_MAX_LOOP].i ? (uint64_t)f->opts[OPT_MAX_LOOP].i : UINT64_MAX;
 
     sg_rt_value *buf[8], **outs = n->n_outputs <= 8 ? buf : sg_calloc(n->n_outputs, sizeof *outs);
     if (!outs)

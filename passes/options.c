@@ -5,6 +5,7 @@
  */
 #include "pass_impl.h"
 #include "sg_alloc.h"
+#include "sg_file.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -205,6 +206,10 @@ static sg_status parse_scalar(const struct sg_opt_spec *spec, const char *s, sg_
         } else {
             p = sg_arena_strdup(a, s);
         }
+        /* A file the pipeline will read: an input from now on, so that no
+         * output of the command replaces it before the pass reads it. */
+        if (p)
+            sg_file_guard_note(p);
         return (out->s = p) ? SG_OK : nomem(diag);
     }
     case SG_OPT_ENUM: {

@@ -225,6 +225,13 @@ bool sg__tensor_get_f64(sg_model *m, sg_tensor *t, size_t i, double *out)
         *out = t->dtype == SG_DTYPE_FLOAT16 ? sg_half_to_float(h) : sg_bf16_to_float(h);
         return true;
     }
+    case SG_DTYPE_FLOAT8E4M3FN:
+    case SG_DTYPE_FLOAT8E4M3FNUZ:
+    case SG_DTYPE_FLOAT8E5M2:
+    case SG_DTYPE_FLOAT8E5M2FNUZ:
+    case SG_DTYPE_FLOAT4E2M1:
+        *out = sg_dtype_get_f64(t->dtype, d, 0);
+        return true;
     default: {
         int64_t v;
         if (!sg__tensor_get_i64(m, t, i, &v))
@@ -273,9 +280,11 @@ bool sg__tensor_get_i64(sg_model *m, sg_tensor *t, size_t i, int64_t *out)
         return true;
     }
     case SG_DTYPE_INT8:
+    case SG_DTYPE_INT4: /* held one per byte, sign-extended */
         *out = (int8_t)*d;
         return true;
     case SG_DTYPE_UINT8:
+    case SG_DTYPE_UINT4:
     case SG_DTYPE_BOOL:
         *out = *d;
         return true;

@@ -11,9 +11,8 @@
  */
 #include "pass_impl.h"
 #include "sg_alloc.h"
+#include "sg_file.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,33 +41,22 @@ struct ctx {
 
 static sg_status read_map(struct ctx *c, const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return sg_diag_set(c->diag, SG_EIO, "cannot open map file '%s': %s", path, strerror(errno));
-    size_t cap = 0, len = 0;
-    char *text = NULL;
-    sg_status st = SG_OK;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            char *g = sg_realloc(text, cap);
-            if (!g) {
-                st = sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
-                break;
-            }
-            text = g;
-        }
-        size_t got = fread(text + len, 1, 4096, f);
-        len += got;
-        if (!got)
-            break;
-    }
-    if (!st && ferror(f))
-        st = sg_diag_set(c->diag, SG_EIO, "cannot read map file '%s'", path);
-    fclose(f);
+    uint8_t *bytes;
+    size_t len;
+    sg_status st = sg_file_read_all(path, SG_SIDE_FILE_MAX, &bytes, &len, c->diag);
     if (st) {
-        sg_free(text);
+        sg_diag_prefix(c->diag, "map file");
         return st;
+    }
+    char *text = (char *)bytes;
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        unsigned line = 1;
+        for (const char *p = text; p < nul; p++)
+            line += *p == '\n';
+        sg_free(text);
+        return sg_diag_set(c->diag, SG_EPARSE, "%s:%u: NUL byte: this is not a text file", path,
+                           line);
     }
     text[len] = '\0';
     c->text = text;

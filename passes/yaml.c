@@ -14,11 +14,14 @@
  */
 #include "pass_impl.h"
 #include "sg_alloc.h"
+#include "sg_file.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <yaml.h>
+
+/* Deeper nesting is refused before libyaml builds a document. */
+#define SG_YAML_MAX_DEPTH 64
 
 struct reader {
     struct sg_pipeline *p;
@@ -259,20 +262,87 @@ static sg_status read_root(struct reader *R, yaml_node_t *root, bool *verify)
     return SG_OK;
 }
 
+static sg_status yaml_error(const yaml_parser_t *parser, const char *label, struct sg_diag *diag)
+{
+    if (parser->error == YAML_MEMORY_ERROR)
+        return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", label);
+    return sg_diag_set(diag, SG_EPARSE, "%s:%zu:%zu: %s%s%s", label, parser->problem_mark.line + 1,
+                       parser->problem_mark.column + 1,
+                       parser->problem ? parser->problem : "malformed YAML",
+                       parser->context ? " " : "", parser->context ? parser->context : "");
+}
+
+/*
+ * Refuse nesting deeper than SG_YAML_MAX_DEPTH from libyaml's event stream,
+ * before a document is built: libyaml spends time quadratic in the depth
+ * on deep flow collections ([[[[...: 100,000 levels took 28 s) before it
+ * fails, and a pipeline is a few levels deep (passes, a step, its options,
+ * a list). The scan stops at the first level too many. Also refuses more
+ * than one document (the loader would silently take the first).
+ */
+static sg_status check_nesting(const char *text, size_t len, const char *label,
+                               struct sg_diag *diag)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    sg_status st = SG_OK;
+    unsigned depth = 0, documents = 0;
+    for (bool done = false; !done && !st;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) {
+            st = yaml_error(&parser, label, diag);
+            break;
+        }
+        switch (ev.type) {
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if (++depth > SG_YAML_MAX_DEPTH)
+                st = sg_diag_set(diag, SG_ETOOBIG,
+                                 "%s:%zu:%zu: nested deeper than %d levels (a pipeline needs a "
+                                 "few)",
+                                 label, ev.start_mark.line + 1, ev.start_mark.column + 1,
+                                 SG_YAML_MAX_DEPTH);
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            depth--;
+            break;
+        case YAML_DOCUMENT_START_EVENT:
+            if (++documents > 1)
+                st = sg_diag_set(diag, SG_EPARSE,
+                                 "%s:%zu:%zu: a second YAML document: a pipeline file holds one",
+                                 label, ev.start_mark.line + 1, ev.start_mark.column + 1);
+            break;
+        case YAML_STREAM_END_EVENT:
+            done = true;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
+    return st;
+}
+
 sg_status sg_pipeline_parse_yaml(struct sg_pipeline *p, const char *text, size_t len,
                                  const char *label, const char *base_dir, struct sg_diag *diag)
 {
+    if (len > SG_SIDE_FILE_MAX)
+        return sg_diag_set(diag, SG_ETOOBIG, "%s: %zu bytes, more than the %zu allowed", label, len,
+                           SG_SIDE_FILE_MAX);
+    sg_status st = check_nesting(text, len, label, diag);
+    if (st)
+        return st;
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser))
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    sg_status st;
     if (!yaml_parser_load(&parser, &doc)) {
-        st = sg_diag_set(diag, SG_EPARSE, "%s:%zu:%zu: %s%s%s", label, parser.problem_mark.line + 1,
-                         parser.problem_mark.column + 1,
-                         parser.problem ? parser.problem : "malformed YAML",
-                         parser.context ? " " : "", parser.context ? parser.context : "");
+        st = yaml_error(&parser, label, diag);
         yaml_parser_delete(&parser);
         return st;
     }
@@ -291,37 +361,11 @@ sg_status sg_pipeline_parse_yaml(struct sg_pipeline *p, const char *text, size_t
 
 sg_status sg_pipeline_load_yaml(struct sg_pipeline *p, const char *path, struct sg_diag *diag)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sg_diag_set(diag, SG_EIO, "cannot open '%s': %s", path, strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *buf = sg_malloc(cap);
-    sg_status st = SG_OK;
-    while (buf) {
-        if (len == cap) {
-            char *g = cap < ((size_t)64 << 20) ? sg_realloc(buf, cap * 2) : NULL;
-            if (!g) {
-                st = sg_diag_set(diag, cap < ((size_t)64 << 20) ? SG_ENOMEM : SG_ETOOBIG,
-                                 "'%s' is too large for a pipeline", path);
-                break;
-            }
-            buf = g;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (!buf)
-        st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
-    else if (!st && ferror(f))
-        st = sg_diag_set(diag, SG_EIO, "cannot read '%s': %s", path, strerror(errno));
-    fclose(f);
-    if (st) {
-        sg_free(buf);
+    uint8_t *buf;
+    size_t len;
+    sg_status st = sg_file_read_all(path, SG_SIDE_FILE_MAX, &buf, &len, diag);
+    if (st)
         return st;
-    }
     char *dir = sg_strdup(path);
     if (!dir) {
         sg_free(buf);
@@ -330,7 +374,7 @@ sg_status sg_pipeline_load_yaml(struct sg_pipeline *p, const char *path, struct 
     char *slash = strrchr(dir, '/');
     if (slash)
         *slash = '\0';
-    st = sg_pipeline_parse_yaml(p, buf, len, path, slash ? dir : NULL, diag);
+    st = sg_pipeline_parse_yaml(p, (const char *)buf, len, path, slash ? dir : NULL, diag);
     sg_free(dir);
     sg_free(buf);
     return st;

@@ -45,7 +45,7 @@ struct job {
     struct job *next;
     char *path;
     sg_rt_value *v; /* referenced: the data written, unless conv */
-    float *conv;    /* bfloat16 widened to float32, owned */
+    void *conv;     /* the dump's own conversion (dump_dtype), owned */
     struct sg_array a;
     size_t entry;      /* its entry in the writer's list */
     uint64_t nan, inf; /* NaN and +-Inf elements found while it was written */
@@ -416,14 +416,31 @@ static struct entry *new_entry(sg_dump *d)
     return e;
 }
 
+/*
+ * The dtype a dump of `dtype` is written in: numpy has no bfloat16, float8
+ * or float4, whose values float32 holds exactly, nor 4-bit integers, which
+ * int8 / uint8 hold; every other type as it is. (Inputs keep their type,
+ * as ml_dtypes writes it, so that they read back as the same input.)
+ */
+static int32_t dump_dtype(int32_t dtype)
+{
+    if (dtype == SG_DTYPE_BFLOAT16 || sg_dtype_is_float8(dtype) || dtype == SG_DTYPE_FLOAT4E2M1)
+        return SG_DTYPE_FLOAT;
+    if (dtype == SG_DTYPE_INT4)
+        return SG_DTYPE_INT8;
+    if (dtype == SG_DTYPE_UINT4)
+        return SG_DTYPE_UINT8;
+    return dtype;
+}
+
 /* Queue tensor v for dir/file as .npy (path is taken over); sets
  * e->file_dtype and counts the file. A value numpy cannot hold is skipped
- * (file stays NULL). */
+ * (file stays NULL). `as_is`: in v's own dtype (an input), else in
+ * dump_dtype's. */
 static sg_status write_npy(sg_dump *d, char *path, const sg_rt_value *v, struct entry *e,
-                           struct sg_diag *diag)
+                           bool as_is, struct sg_diag *diag)
 {
-    bool numpy_has = v->dtype == SG_DTYPE_BFLOAT16 || *sg_dtype_npy_descr(v->dtype);
-    if (v->kind != SG_RT_TENSOR || v->dtype == SG_DTYPE_STRING || !numpy_has) {
+    if (v->kind != SG_RT_TENSOR || v->dtype == SG_DTYPE_STRING || !*sg_dtype_npy_descr(v->dtype)) {
         sg_free(path);
         return SG_OK;
     }
@@ -436,17 +453,22 @@ static sg_status write_npy(sg_dump *d, char *path, const sg_rt_value *v, struct 
     j->a = (struct sg_array){.dtype = v->dtype, .rank = v->rank, .data = v->data};
     memcpy(j->a.dims, v->dims, v->rank * sizeof *v->dims);
     j->a.nbytes = (size_t)v->numel * sg_rt_elem_size(v->dtype);
-    if (v->dtype == SG_DTYPE_BFLOAT16) {
-        j->conv = sg_malloc((size_t)v->numel * sizeof *j->conv + 1);
-        if (!j->conv) {
+    int32_t to = as_is ? v->dtype : dump_dtype(v->dtype);
+    if (to == SG_DTYPE_FLOAT && v->dtype != SG_DTYPE_FLOAT) {
+        float *f = sg_malloc((size_t)v->numel * sizeof *f + 1);
+        if (!(j->conv = f)) {
             job_free(j);
             return sg_diag_set(diag, SG_ENOMEM, "out of memory");
         }
         for (int64_t i = 0; i < v->numel; i++)
-            j->conv[i] = sg_bf16_to_float(((const uint16_t *)v->data)[i]);
+            f[i] = (float)sg_rt_get_f64(v, i);
         j->a.dtype = SG_DTYPE_FLOAT;
         j->a.data = j->conv;
-        j->a.nbytes = (size_t)v->numel * sizeof *j->conv;
+        j->a.nbytes = (size_t)v->numel * sizeof *f;
+    } else if (to != v->dtype) {
+        /* uint4 / int4: one byte each already, in the range of the wider type. */
+        j->a.dtype = to;
+        j->v = sg_rt_value_ref((sg_rt_value *)v);
     } else {
         /* The observer contract gives a const value; the reference only
          * keeps it alive (and not exclusive) until it is written. */
@@ -522,7 +544,7 @@ sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     snprintf(path, len, "%s/%s", d->dir, file);
     size_t before = d->files;
-    sg_status st = write_npy(d, path, v, e, diag);
+    sg_status st = write_npy(d, path, v, e, false, diag);
     if (st)
         return st;
     if (d->files > before && !(e->file = sg_strdup(file)))
@@ -588,7 +610,7 @@ sg_status sg_dump_input(sg_dump *d, const char *name, const sg_rt_value *v, stru
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
     } else {
         size_t before = d->files;
-        st = write_npy(d, path, v, e, diag);
+        st = write_npy(d, path, v, e, true, diag);
         path = NULL; /* taken by write_npy */
         if (!st && d->files > before) {
             d->files--; /* inputs are not dumps */

@@ -51,6 +51,10 @@ struct rt_plan {
     uint32_t *caps, *cap_outer;
     uint32_t n_caps;
     struct sg__ptrmap map;
+    /* Planning: the element type of slots [0, n_typed) as declared or as
+     * inferred from their producers (0: unknown), for the kernel checks. */
+    int32_t *slot_dtype;
+    uint32_t n_typed;
 };
 
 struct rt_frame {
@@ -150,13 +154,36 @@ static int32_t static_dtype(const sg_value *v)
     return SG_DTYPE_UNDEFINED;
 }
 
-static sg_status report_missing(struct build *b, const sg_node *n, int64_t opset, int32_t dtype,
-                                const char *why)
+/* The element type of v while planning p: declared, else inferred from
+ * its producer (in p or, for a capture, in an enclosing plan). */
+static int32_t plan_dtype(const struct rt_plan *p, const sg_value *v)
 {
-    char label[512], msg[800];
+    int32_t d = static_dtype(v);
+    if (d || !v)
+        return d;
+    uint32_t s = slot_of((struct rt_plan *)p, v);
+    if (s != NO_SLOT && s < p->n_typed && p->slot_dtype[s])
+        return p->slot_dtype[s];
+    return v->outer && p->parent ? plan_dtype(p->parent, v->outer) : SG_DTYPE_UNDEFINED;
+}
+
+/* What a missing kernel lacks: an input or an output (SG_KF_OUT_TYPES) of
+ * `dtype`, or anything for the op at that opset. */
+enum missing { MISSING_OP, MISSING_INPUT, MISSING_OUTPUT };
+
+static sg_status report_missing(struct build *b, const sg_node *n, int64_t opset, int32_t dtype,
+                                enum missing what)
+{
+    char label[512], msg[800], dname[32];
     sg__rt_node_label(n, opset, label, sizeof label);
-    if (dtype != SG_DTYPE_UNDEFINED && strstr(why, "type"))
-        snprintf(msg, sizeof msg, "%s: no kernel for %s inputs", label, sg_dtype_name(dtype));
+    if (sg_dtype_valid(dtype))
+        snprintf(dname, sizeof dname, "%s", sg_dtype_name(dtype));
+    else
+        snprintf(dname, sizeof dname, "data type %d", (int)dtype);
+    if (what == MISSING_INPUT)
+        snprintf(msg, sizeof msg, "%s: no kernel for %s inputs", label, dname);
+    else if (what == MISSING_OUTPUT)
+        snprintf(msg, sizeof msg, "%s: no kernel making %s outputs", label, dname);
     else
         snprintf(msg, sizeof msg, "%s: no kernel for %s in domain %s at opset %lld", label,
                  n->op_type, domain_name(n->domain), (long long)opset);
@@ -217,23 +244,55 @@ static sg_status plan_sub(sg_graph *sub, void *ctx)
     return SG_OK;
 }
 
-/* The kernel of rn for the dtype the IR declares, and the plans of its
- * subgraphs (which may add capture slots to p). */
+/*
+ * The kernel of rn for the dtypes its inputs have (declared, or inferred
+ * from the nodes before it), checking the dtype of output 0 too where the
+ * entry says its mask bounds it; then the dtypes of rn's outputs for the
+ * nodes after it, and the plans of its subgraphs (which may add capture
+ * slots to p).
+ */
 static sg_status plan_kernel(struct build *b, struct rt_plan *p, struct rt_node *rn)
 {
     sg_node *n = rn->node;
+    int32_t ins_local[16], *ins = ins_local;
+    if (n->n_inputs > 16 && !(ins = sg_malloc(n->n_inputs * sizeof *ins)))
+        return sg_diag_set(b->diag, SG_ENOMEM, "out of memory");
+    for (uint32_t j = 0; j < n->n_inputs; j++)
+        ins[j] = plan_dtype(p, n->inputs[j]);
     const char *why = "no kernel";
     const struct sg_kernel *k =
         sg_kernel_find(n->domain, n->op_type, rn->opset, SG_DTYPE_UNDEFINED, &why);
     int32_t dt = SG_DTYPE_UNDEFINED;
+    enum missing what = MISSING_OP;
     if (k && k->type_input >= 0 && (uint32_t)k->type_input < n->n_inputs)
-        dt = static_dtype(n->inputs[k->type_input]);
-    if (k && dt != SG_DTYPE_UNDEFINED)
+        dt = ins[k->type_input];
+    if (k && dt != SG_DTYPE_UNDEFINED) {
         k = sg_kernel_find(n->domain, n->op_type, rn->opset, dt, &why);
+        what = MISSING_INPUT;
+    }
+    int32_t out0 = SG_DTYPE_UNDEFINED;
+    for (uint32_t j = 0; j < n->n_outputs; j++) {
+        const sg_value *v = n->outputs[j];
+        int32_t d = static_dtype(v);
+        if (!d && v)
+            d = sg_node_output_dtype(n, j, ins);
+        if (j == 0)
+            out0 = d;
+        if (rn->out[j] != NO_SLOT && rn->out[j] < p->n_typed)
+            p->slot_dtype[rn->out[j]] = d;
+    }
+    if (ins != ins_local)
+        sg_free(ins);
+    if (k && (k->flags & SG_KF_OUT_TYPES) && out0 && k->types != SG_KT_ANY &&
+        (out0 < 0 || out0 >= 32 || !(k->types & SG_KT(out0)))) {
+        k = NULL;
+        dt = out0;
+        what = MISSING_OUTPUT;
+    }
     rn->kernel = k;
-    rn->kernel_dtype = dt;
+    rn->kernel_dtype = what == MISSING_OUTPUT ? SG_DTYPE_UNDEFINED : dt;
     sg_status st;
-    if (!k && (st = report_missing(b, n, rn->opset, dt, why)))
+    if (!k && (st = report_missing(b, n, rn->opset, dt, what)))
         return st;
     if (k && (st = check_inputs(b, n, rn->opset, k)))
         return st;
@@ -478,7 +537,12 @@ static sg_status build_plan(struct build *b, const sg_graph *g, struct rt_plan *
         if (add_slot(rt, p, g->outputs[i], &p->outputs[i]))
             goto nomem;
 
-    /* Kernels, and the plans of subgraphs (which may add capture slots). */
+    /* Kernels, and the plans of subgraphs (which may add capture slots,
+     * untyped but for their declared types). */
+    p->n_typed = p->n_slots;
+    p->slot_dtype = sg_arena_calloc(rt->arena, p->n_typed + 1, sizeof *p->slot_dtype);
+    if (!p->slot_dtype)
+        goto nomem;
     for (uint32_t i = 0; i < p->n_nodes; i++)
         if ((st = plan_kernel(b, p, &p->nodes[i])))
             goto out;
@@ -970,6 +1034,8 @@ static sg_status run_node(sg_rt *rt, struct rt_frame *fr, struct rt_node *rn, st
     priv.frame = fr;
     priv.pn = rn;
     priv.max_tensor_bytes = rt->opts.max_tensor_bytes;
+    priv.max_loop_iterations =
+        rt->opts.max_loop_iterations ? rt->opts.max_loop_iterations : SG_RT_MAX_LOOP_ITERATIONS;
     struct sg_kctx k = {n,   rt->m, rn->opset, cdt,  n->n_inputs, n->n_outputs,
                         ins, outs,  diag,      &priv};
     st = kern->run(&k);
@@ -1120,6 +1186,8 @@ sg_status sg_ksubgraph_run(struct sg_kctx *k, const sg_graph *g, uint32_t n_in,
 {
     const struct rt_node *rn = k->priv->pn;
     struct rt_plan *sp = NULL;
+    for (uint32_t i = 0; i < g->n_outputs; i++)
+        out[i] = NULL; /* what the caller frees, whatever fails below */
     for (uint32_t i = 0; i < rn->n_subs; i++)
         if (rn->subs[i]->g == g)
             sp = rn->subs[i];
@@ -1129,8 +1197,6 @@ sg_status sg_ksubgraph_run(struct sg_kctx *k, const sg_graph *g, uint32_t n_in,
     if (n_in != sp->n_inputs)
         return sg_kfail(k, SG_EARITY, "subgraph '%s' takes %u inputs, %u given",
                         g->name ? g->name : "", sp->n_inputs, n_in);
-    for (uint32_t i = 0; i < sp->n_outputs; i++)
-        out[i] = NULL;
     sg_status st = run_plan(k->priv->rt, sp, k->priv->frame, in, n_in, out,
                             k->priv->frame->depth + 1, k->diag);
     if (st) {

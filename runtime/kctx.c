@@ -4,6 +4,7 @@
  */
 #include "rt_impl.h"
 #include "sg_alloc.h"
+#include "sg_dims.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -356,8 +357,8 @@ double sg_rt_get_f64(const sg_rt_value *t, int64_t i)
         return ((const uint32_t *)d)[i];
     case SG_DTYPE_UINT64:
         return (double)((const uint64_t *)d)[i];
-    default:
-        return 0;
+    default: /* float8, 4-bit (held one per byte) */
+        return sg_dtype_get_f64(t->dtype, d, (size_t)i);
     }
 }
 
@@ -366,6 +367,7 @@ int64_t sg_rt_get_i64(const sg_rt_value *t, int64_t i)
     const void *d = t->data;
     switch (t->dtype) {
     case SG_DTYPE_INT8:
+    case SG_DTYPE_INT4:
         return ((const int8_t *)d)[i];
     case SG_DTYPE_INT16:
         return ((const int16_t *)d)[i];
@@ -374,6 +376,7 @@ int64_t sg_rt_get_i64(const sg_rt_value *t, int64_t i)
     case SG_DTYPE_INT64:
         return ((const int64_t *)d)[i];
     case SG_DTYPE_UINT8:
+    case SG_DTYPE_UINT4:
     case SG_DTYPE_BOOL:
         return ((const uint8_t *)d)[i];
     case SG_DTYPE_UINT16:
@@ -413,6 +416,15 @@ void sg_rt_set_f64(sg_rt_value *t, int64_t i, double v)
         break;
     case SG_DTYPE_BOOL:
         ((uint8_t *)d)[i] = v != 0;
+        break;
+    case SG_DTYPE_FLOAT8E4M3FN:
+    case SG_DTYPE_FLOAT8E4M3FNUZ:
+    case SG_DTYPE_FLOAT8E5M2:
+    case SG_DTYPE_FLOAT8E5M2FNUZ:
+        ((uint8_t *)d)[i] = sg_float_to_fp8(t->dtype, v, SG_FP8_SATURATE);
+        break;
+    case SG_DTYPE_FLOAT4E2M1:
+        ((uint8_t *)d)[i] = sg_float_to_fp4(v);
         break;
     default: {
         int64_t x;
@@ -464,8 +476,15 @@ void sg_rt_set_i64(sg_rt_value *t, int64_t i, int64_t v)
     case SG_DTYPE_UINT64:
         ((uint64_t *)d)[i] = (uint64_t)v;
         break;
+    case SG_DTYPE_UINT4:
+    case SG_DTYPE_INT4:
+        ((uint8_t *)d)[i] = sg_int4_wrap(t->dtype, v);
+        break;
     default:
-        sg_rt_set_f64(t, i, (double)v);
+        /* The float types; any other (strings, complex) has no integer
+         * value, and sending it back to sg_rt_set_f64 would recurse. */
+        if (sg_dtype_is_float(t->dtype))
+            sg_rt_set_f64(t, i, (double)v);
         break;
     }
 }
@@ -553,10 +572,22 @@ sg_status sg_kwindow(struct sg_kctx *k, uint32_t nsp, const int64_t *in, const i
     if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") != 0)
         return sg_kfail(k, SG_EINVAL, "unknown auto_pad '%s'", ap);
     for (uint32_t i = 0; i < nsp; i++) {
-        int64_t ext = dil[i] * (kk[i] - 1) + 1;
+        /* ext = dil * (kernel - 1) + 1, the input span of one window */
+        int64_t ext, padded, span;
+        if (stride[i] < 1 || dil[i] < 1 || kk[i] < 0)
+            return sg_kfail(k, SG_EINVAL,
+                            "kernel %lld, stride %lld, dilation %lld on spatial axis %u",
+                            (long long)kk[i], (long long)stride[i], (long long)dil[i], i);
+        if (!sg_dim_mul(dil[i], kk[i] - 1, &ext) || !sg_dim_add(ext, 1, &ext))
+            return sg_kfail(k, SG_ERANGE,
+                            "window of kernel %lld, dilation %lld overflows on spatial axis %u",
+                            (long long)kk[i], (long long)dil[i], i);
         if (same_upper || same_lower) {
-            int64_t o = (in[i] + stride[i] - 1) / stride[i];
-            int64_t total = (o - 1) * stride[i] + ext - in[i];
+            /* o = ceil(in / stride); total = (o - 1) * stride + ext - in */
+            int64_t o = in[i] / stride[i] + (in[i] % stride[i] != 0), total;
+            if (!sg_dim_mul(o - 1, stride[i], &total) || !sg_dim_add(total, ext, &total))
+                return sg_kfail(k, SG_ERANGE, "padding overflows on spatial axis %u", i);
+            total -= in[i];
             if (total < 0)
                 total = 0;
             pad0[i] = same_upper ? total / 2 : total - total / 2;
@@ -566,16 +597,20 @@ sg_status sg_kwindow(struct sg_kctx *k, uint32_t nsp, const int64_t *in, const i
         }
         if (valid)
             pad0[i] = pad1[i] = 0;
-        int64_t span = in[i] + pad0[i] + pad1[i] - ext;
-        if (span < 0)
+        if (!sg_dim_add(in[i], pad0[i], &padded) || !sg_dim_add(padded, pad1[i], &padded))
+            return sg_kfail(k, SG_ERANGE, "pads %lld and %lld overflow spatial axis %u of %lld",
+                            (long long)pad0[i], (long long)pad1[i], i, (long long)in[i]);
+        if (!sg_dim_sub(padded, ext, &span) || span < 0)
             return sg_kfail(k, SG_ESHAPE,
                             "window of %lld (kernel %lld, dilation %lld) is larger than the "
                             "padded input %lld on spatial axis %u",
-                            (long long)ext, (long long)kk[i], (long long)dil[i],
-                            (long long)(in[i] + pad0[i] + pad1[i]), i);
-        out[i] = (ceil_mode ? (span + stride[i] - 1) / stride[i] : span / stride[i]) + 1;
-        /* A last window starting in the end padding is dropped. */
-        if (ceil_mode && (out[i] - 1) * stride[i] >= in[i] + pad0[i])
+                            (long long)ext, (long long)kk[i], (long long)dil[i], (long long)padded,
+                            i);
+        out[i] = span / stride[i] + (ceil_mode && span % stride[i] != 0) + 1;
+        /* A last window starting in the end padding is dropped (in + pad0
+         * <= padded fits; a start past int64 is past it). */
+        int64_t start;
+        if (ceil_mode && (!sg_dim_mul(out[i] - 1, stride[i], &start) || start >= in[i] + pad0[i]))
             out[i]--;
     }
     return SG_OK;
@@ -618,9 +653,16 @@ sg_status sg_bcast_init_dims(struct sg_kctx *k, struct sg_bcast *b, uint32_t n,
         }
         b->dims[d] = out;
     }
-    b->numel = 1;
-    for (uint32_t d = 0; d < rank; d++)
-        b->numel *= b->dims[d];
+    /* Shapes of tensors fit by construction; a shape given as values
+     * (Expand's) need not: its output must be a shape a tensor may have,
+     * which keeps the strides below within int64 too. */
+    if (!sg_dims_extent(b->dims, rank, 1, &b->numel)) {
+        bool neg = false;
+        for (uint32_t d = 0; d < rank; d++)
+            neg |= b->dims[d] < 0;
+        return sg_kfail(k, SG_ERANGE, "the broadcast shape %s %s", sg_kdims(k, b->dims, rank),
+                        neg ? "has a negative dimension" : "has too many elements");
+    }
     /* Per-input strides over the output dims (0 where broadcast). */
     int64_t str[SG_BCAST_MAX][SG_MAX_RANK];
     for (uint32_t j = 0; j < n; j++) {

@@ -65,6 +65,10 @@ sg_status sg__rt_intern_strings(sg_rt_value *v);
 /* True when v is the only holder of its storage and may be written. */
 bool sg__rt_exclusive(const sg_rt_value *v);
 
+/* The element bytes v holds: a tensor's (string contents included), the
+ * sum of a sequence's or optional's items; SIZE_MAX past size_t. */
+size_t sg__rt_value_bytes(const sg_rt_value *v);
+
 /* A deep copy of tensor v with its own storage. */
 sg_status sg__rt_tensor_copy(const sg_rt_value *v, sg_rt_value **out);
 
@@ -76,9 +80,10 @@ struct sg__kpriv {
     struct sg_rt *rt;
     struct rt_frame *frame;
     const struct rt_node *pn;
-    sg_arena *scratch;       /* created on first use, freed after the node */
-    size_t max_tensor_bytes; /* sg_rt_opts.max_tensor_bytes (0: no limit) */
-    struct sg__kblock *big;  /* large scratch blocks (pooled), freed after the node */
+    sg_arena *scratch;            /* created on first use, freed after the node */
+    size_t max_tensor_bytes;      /* sg_rt_opts.max_tensor_bytes (0: no limit) */
+    uint64_t max_loop_iterations; /* sg_rt_opts.max_loop_iterations, the default applied */
+    struct sg__kblock *big;       /* large scratch blocks (pooled), freed after the node */
 };
 
 /* True when input i of the running node is v, read for the last time by

@@ -24,11 +24,15 @@
  * at opset V, the entries with since_version <= V are considered and those
  * with the highest since_version win (like the ONNX schema lookup). Among
  * the winners, the first whose `types` mask holds the dtype of input
- * `type_input` is used. Register an op at every since_version where its
+ * `type_input` is used (and, for an entry with SG_KF_OUT_TYPES, the
+ * dtype of output 0 too, which the planner infers from the node's
+ * attributes and inputs). Register an op at every since_version where its
  * semantics changed, one entry per version (a function may serve several:
  * it can read k->opset). No entry, or no dtype match, is an error naming the
- * node, op, domain and opset, reported when the model is planned if the IR
- * knows the dtype and otherwise when the node first runs.
+ * node, op, domain and opset, reported when the model is planned if the
+ * dtype is known then (declared in the model, or inferred along the graph
+ * from the nodes before: sg_node_output_dtype) and otherwise when the node
+ * first runs.
  *
  * Inputs. An entry's `inputs` says which inputs of the node run() needs,
  * one letter per input position: 'r' required (given, not the empty name
@@ -56,6 +60,16 @@
  * is a tensor (the executor checks). Temporary memory comes from
  * sg_kscratch() and is freed when the node is done. Kernels do not print,
  * exit, or keep state between calls.
+ *
+ * Shapes. Every tensor's shape obeys sg_dims_extent() (graph/sg_dims.h:
+ * its non-zero dims times the element size fit int64), so any product of
+ * an input's dims, its strides and offsets need no check. Sizes computed
+ * from attributes or input values (pads, repeats, starts, window sizes,
+ * counts read from a tensor) do: use the checked helpers of sg_dims.h, and
+ * sg_dim_from_double() for a float read as a size or index; an overflow
+ * is an error naming the node (sg_kfail, SG_ERANGE). Inputs other than the
+ * one that selected the entry may be of any dtype: check those that must
+ * match.
  *
  * Numerics. k->compute_dtype is the dtype the node runs in (the model's in
  * the golden run). Rounding at node boundaries for emulated float16 is done
@@ -108,13 +122,26 @@
 #define SG_KT_INTS (SG_KT_SINTS | SG_KT_UINTS)
 #define SG_KT_NUMERIC (SG_KT_FLOATS | SG_KT_INTS)
 #define SG_KT_ALL (SG_KT_NUMERIC | SG_KT_BOOL | SG_KT_STRING)
-#define SG_KT_ANY 0xffffffffu /* no dtype check (Cast, Shape, sequences, ...) */
+/* The narrow types of opsets 19 (float8), 21 (4-bit integers) and 23
+ * (float4e2m1), which few ops take; not in SG_KT_ALL. */
+#define SG_KT_F8                                                                                   \
+    (SG_KT(SG_DTYPE_FLOAT8E4M3FN) | SG_KT(SG_DTYPE_FLOAT8E4M3FNUZ) | SG_KT(SG_DTYPE_FLOAT8E5M2) |  \
+     SG_KT(SG_DTYPE_FLOAT8E5M2FNUZ))
+#define SG_KT_INT4 (SG_KT(SG_DTYPE_UINT4) | SG_KT(SG_DTYPE_INT4))
+#define SG_KT_F4 SG_KT(SG_DTYPE_FLOAT4E2M1)
+#define SG_KT_ANY 0xffffffffu /* no dtype check (Shape, sequences, ...) */
 
 /* ---------------------------------------------------- kernel entries */
 
 enum sg_kernel_flags {
     SG_KF_NONTENSOR = 1u << 0,  /* inputs may be sequences or optionals */
     SG_KF_POST_CLAMP = 1u << 1, /* run() applies sg_kpost() to output 0 */
+    /* `types` also bounds the dtype of output 0, which an attribute or
+     * another input sets (Cast's `to`, CastLike's target_type,
+     * QuantizeLinear's y_zero_point or output_dtype): the mask then holds
+     * the input and the output dtypes the entry takes, and the planner
+     * checks both where it can infer them. */
+    SG_KF_OUT_TYPES = 1u << 2,
 };
 
 struct sg_kctx;
@@ -338,7 +365,8 @@ bool sg_bcast_next(struct sg_bcast *b);
 /*
  * Run subgraph g (a graph attribute of k->node) with its n_in graph inputs
  * bound to in[] (references are taken); outputs are written to out[0..
- * g->n_outputs) (the caller owns one reference each). Values g reads from
+ * g->n_outputs) (the caller owns one reference each; every entry is set,
+ * NULL where nothing was made, also on failure). Values g reads from
  * enclosing graphs are found by the executor. Errors are prefixed with the
  * node owning the subgraph.
  */

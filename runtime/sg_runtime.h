@@ -15,8 +15,13 @@
  * Values
  *   A runtime value (sg_rt_value) is a reference-counted tensor, sequence or
  *   optional. Tensors hold their elements in native little-endian layout:
- *   float16/bfloat16 as uint16 bits, bool one byte each, strings as an
- *   sg_bytes array. Values are immutable once produced: many consumers may
+ *   float16/bfloat16 as uint16 bits, bool and float8 one byte each, strings
+ *   as an sg_bytes array, and the 4-bit types unpacked, one element a byte
+ *   (uint4 0..15, int4 sign-extended, float4e2m1 its code): every kernel
+ *   that moves elements by size (Transpose, Reshape, Pad, Concat...) then
+ *   works on them unchanged and indexing stays a byte offset; the packed
+ *   form is only that of files (tensors are unpacked when read, packed when
+ *   written). Values are immutable once produced: many consumers may
  *   hold the same value, and Reshape-like kernels share storage with their
  *   input. The executor drops its reference to a value after its last reader
  *   has run (dumps are written as soon as a value is produced, so dumping
@@ -137,7 +142,9 @@ char *sg_rt_value_format(const sg_rt_value *v, char *buf, size_t size);
 /* Element i of a numeric or bool tensor as double / int64, and set from
  * one (converting to the tensor's dtype: float to integer truncates toward
  * zero and saturates at the int64 range, NaN becomes 0; integers then wrap
- * to narrower types). Slow but general: for rare ops and tools. */
+ * to narrower types, int4 and uint4 included; float8 rounds to nearest
+ * even and saturates, float4e2m1 as its table says). Slow but general: for
+ * rare ops and tools. */
 double sg_rt_get_f64(const sg_rt_value *t, int64_t i);
 int64_t sg_rt_get_i64(const sg_rt_value *t, int64_t i);
 void sg_rt_set_f64(sg_rt_value *t, int64_t i, double v);
@@ -190,9 +197,21 @@ struct sg_rt_opts {
      * larger output fails its node with SG_ETOOBIG, before it is allocated
      * when the kernel makes it with sg_kout (nearly all do), else right
      * after the node ran. Lets a caller evaluate expansions of constants
-     * (ConstantOfShape, Expand, Tile, ...) without exhausting memory. */
+     * (ConstantOfShape, Expand, Tile, ...) without exhausting memory. The
+     * scan outputs of Loop and Scan are held to it as they grow, iteration
+     * by iteration, and so are a Loop's carried values (a sequence that
+     * grows every iteration included). */
     size_t max_tensor_bytes;
+    /* Iterations one execution of a Loop node may make: one more fails the
+     * node with SG_ERANGE (a Loop whose trip count and condition never stop
+     * it would run forever). 0: SG_RT_MAX_LOOP_ITERATIONS; UINT64_MAX: no
+     * limit. */
+    uint64_t max_loop_iterations;
 };
+
+/* The default of sg_rt_opts.max_loop_iterations: far more than loops over
+ * tokens, frames or boxes make, reached in seconds by an empty body. */
+#define SG_RT_MAX_LOOP_ITERATIONS ((uint64_t)10000000)
 
 typedef struct sg_rt sg_rt;
 

@@ -4,10 +4,12 @@
  */
 #include "rt_impl.h"
 #include "sg_alloc.h"
+#include "sg_dims.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static _Atomic size_t bytes_live, bytes_peak;
@@ -25,6 +27,41 @@ static _Atomic size_t bytes_live, bytes_peak;
  * peak of live tensors (keeping one block of every size a model ever used
  * would: 30% more memory on MobileNet).
  */
+/*
+ * A recycled block holds an earlier tensor's elements, which would hide a
+ * kernel that reads an element before writing it from the tests that fill
+ * fresh memory: ASan's malloc fill (sanitized builds: blocks in the pool
+ * are poisoned too, so a read through a stale pointer is reported) and
+ * glibc's MALLOC_PERTURB_. A reused block gets the same treatment as a
+ * fresh one: ASan's fill byte under ASan, glibc's perturb byte when that
+ * variable is set; otherwise it is handed out as it is (the fast path).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#define POOL_FILL_ASAN 1
+#else
+#define POOL_POISON(p, n) ((void)(p), (void)(n))
+#define POOL_UNPOISON(p, n) ((void)(p), (void)(n))
+#define POOL_FILL_ASAN 0
+#endif
+
+/* The byte a reused block is filled with, or -1 for none. */
+static int pool_fill_byte(void)
+{
+    static _Atomic int fill = -2;
+    int f = atomic_load(&fill);
+    if (f == -2) {
+        const char *s = getenv("MALLOC_PERTURB_");
+        int perturb = s ? atoi(s) & 0xff : 0;
+        /* glibc fills new memory with perturb ^ 0xff; ASan with 0xbe */
+        f = POOL_FILL_ASAN ? 0xbe : perturb ? perturb ^ 0xff : -1;
+        atomic_store(&fill, f);
+    }
+    return f;
+}
+
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     void *p;
@@ -55,8 +92,13 @@ void *sg__rt_block_get(size_t size, size_t *cap)
             pool[best] = pool[--pool_n];
         }
         pthread_mutex_unlock(&pool_lock);
-        if (p)
+        if (p) {
+            POOL_UNPOISON(p, *cap);
+            int fill = pool_fill_byte();
+            if (fill >= 0)
+                memset(p, fill, *cap);
             return p;
+        }
     }
     *cap = size ? size : 1;
     return sg_malloc(*cap);
@@ -80,12 +122,14 @@ void sg__rt_block_put(void *p, size_t cap)
             for (size_t i = 1; i < pool_n; i++)
                 if (pool[i].stamp < pool[old].stamp)
                     old = i;
+            POOL_UNPOISON(pool[old].p, pool[old].cap);
             drop[n_drop++] = pool[old].p;
             pool_bytes -= pool[old].cap;
             pool[old] = pool[--pool_n];
         }
         kept = pool_sessions > 0 && pool_n < POOL_SLOTS && pool_bytes + cap <= budget;
         if (kept) {
+            POOL_POISON(p, cap);
             pool[pool_n].p = p;
             pool[pool_n].cap = cap;
             pool[pool_n++].stamp = pool_clock;
@@ -106,8 +150,10 @@ void sg__rt_pool_session(int delta)
     pthread_mutex_lock(&pool_lock);
     pool_sessions += delta;
     if (pool_sessions <= 0) {
-        for (size_t i = 0; i < pool_n; i++)
+        for (size_t i = 0; i < pool_n; i++) {
+            POOL_UNPOISON(pool[i].p, pool[i].cap);
             drop[n++] = pool[i].p;
+        }
         pool_n = pool_bytes = pool_largest = 0;
     }
     pthread_mutex_unlock(&pool_lock);
@@ -190,22 +236,6 @@ void sg_rt_value_unref(sg_rt_value *v)
     sg_free(v);
 }
 
-/* numel of dims, or -1 on a negative dim / overflow of `es`-byte elements. */
-static int64_t checked_numel(const int64_t *dims, uint32_t rank, size_t es)
-{
-    int64_t n = 1;
-    for (uint32_t i = 0; i < rank; i++) {
-        if (dims[i] < 0)
-            return -1;
-        if (dims[i] && n > INT64_MAX / dims[i])
-            return -1;
-        n *= dims[i];
-    }
-    if (es && (uint64_t)n > SIZE_MAX / 2 / es)
-        return -1;
-    return n;
-}
-
 static sg_status set_shape(sg_rt_value *v, int32_t dtype, const int64_t *dims, uint32_t rank,
                            struct sg_diag *diag)
 {
@@ -215,10 +245,19 @@ static sg_status set_shape(sg_rt_value *v, int32_t dtype, const int64_t *dims, u
         return sg_diag_set(diag, SG_EINVAL, "tensor of unsupported type %s", sg_dtype_name(dtype));
     if (rank > SG_MAX_RANK)
         return sg_diag_set(diag, SG_ERANGE, "tensor rank %u exceeds %d", rank, SG_MAX_RANK);
-    int64_t n = checked_numel(dims, rank, es);
-    if (n < 0)
-        return sg_diag_set(diag, SG_ERANGE, "bad tensor shape %s",
-                           sg_rt_dims_format(dims, rank, buf, sizeof buf));
+    /* numpy's rule (sg_dims.h), which keeps every product of dims and
+     * every byte offset of the tensor within int64 for the kernels. */
+    int64_t n;
+    if (!sg_dims_extent(dims, rank, es, &n)) {
+        bool neg = false;
+        for (uint32_t i = 0; i < rank; i++)
+            neg |= dims[i] < 0;
+        return sg_diag_set(
+            diag, SG_ERANGE,
+            neg ? "bad tensor shape %s: negative dimension"
+                : "tensor shape %s is too large (its non-zero dims span over 2^63 bytes)",
+            sg_rt_dims_format(dims, rank, buf, sizeof buf));
+    }
     v->dtype = dtype;
     v->rank = rank;
     if (rank)
@@ -458,6 +497,25 @@ sg_status sg_rt_sequence_create(int32_t elem_dtype, sg_rt_value **out)
     (*out)->dtype = elem_dtype;
     (*out)->numel = 0;
     return SG_OK;
+}
+
+size_t sg__rt_value_bytes(const sg_rt_value *v)
+{
+    if (!v)
+        return 0;
+    if (v->kind == SG_RT_TENSOR) {
+        size_t n = (size_t)v->numel * sg_rt_elem_size(v->dtype);
+        if (v->dtype == SG_DTYPE_STRING)
+            for (int64_t i = 0; i < v->numel; i++)
+                n = __builtin_add_overflow(n, ((const sg_bytes *)v->data)[i].len, &n) ? SIZE_MAX
+                                                                                      : n;
+        return n;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < v->n_items; i++)
+        if (__builtin_add_overflow(n, sg__rt_value_bytes(v->items[i]), &n))
+            return SIZE_MAX;
+    return n;
 }
 
 sg_status sg_rt_sequence_append(sg_rt_value *seq, sg_rt_value *item)

@@ -3,6 +3,7 @@
 #include "sg_alloc.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,19 @@ bool cli_help_requested(const struct sg_command *cmd, int argc, char **argv)
         }
     }
     return false;
+}
+
+bool cli_parse_loop_limit(const char *s, uint64_t *out)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno)
+        return false;
+    *out = v ? (uint64_t)v : UINT64_MAX;
+    return true;
 }
 
 bool cli_parse_size(const char *s, unsigned long long *out)

@@ -11,6 +11,7 @@
 #include "sg_status.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit codes, the same for every command. */
@@ -38,6 +39,9 @@ extern const struct sg_command sg_cmd_keep_dtype;
 extern const struct sg_command sg_cmd_atc;
 extern const struct sg_command sg_cmd_compare;
 extern const struct sg_command sg_cmd_run;
+extern const struct sg_command sg_cmd_extract;
+extern const struct sg_command sg_cmd_split;
+extern const struct sg_command sg_cmd_concat;
 
 /* "surgeon: error: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -56,6 +60,10 @@ bool cli_help_requested(const struct sg_command *cmd, int argc, char **argv);
 
 /* Parse a non-negative integer with an optional K/M/G suffix (powers of 1024). */
 bool cli_parse_size(const char *s, unsigned long long *out);
+
+/* Parse --max-loop-iterations N into sg_rt_opts.max_loop_iterations: N >= 1,
+ * or 0 for no limit (UINT64_MAX). */
+bool cli_parse_loop_limit(const char *s, uint64_t *out);
 
 /* A growing list of strings (owned copies), for options given as
  * comma-separated lists and possibly repeated (--nodes a,b --nodes c). */

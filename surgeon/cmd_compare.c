@@ -31,7 +31,7 @@ const struct sg_command sg_cmd_compare = {
     "                       [--overflow inf|saturation]\n"
     "                       [-i FILE|NAME=FILE ... | --random SEED [--range LO,HI]]\n"
     "                       [--input-shape SHAPES] [-t DEVICE_DUMPS] [-m MAP.json]\n"
-    "                       [THRESHOLDS] [--threads N] [-q]\n\n"
+    "                       [THRESHOLDS] [--threads N] [--max-loop-iterations N] [-q]\n\n"
     "Compare every operator output dumped by a target run (TARGET_DIR) with the\n"
     "golden run's (GOLDEN_DIR), as msit does: dumps named <node>.<i>.<timestamp>.npy\n"
     "(both sides) or, for the target, <OpType>.<OpName>.<task>.<stream>.<timestamp>\n"
@@ -49,7 +49,7 @@ const struct sg_command sg_cmd_compare = {
     "golden run, OUT/golden; its inputs saved in OUT/inputs), compile it, run the\n"
     "compiled model with every op dumped (OUT/target), compare, and write the\n"
     "reports into OUT. OUT is replaced only when all of that worked; an OUT that\n"
-    "is not an earlier end-to-end compare (run.json) is refused.\n"
+    "holds anything but an earlier end-to-end compare's files is refused.\n"
     "  --target mock        compile with surgeon's mock compiler (OUT/<model>.om and\n"
     "                       .json) and run the mock OM with float16 emulation\n"
     "  --target atc         compile with the real atc and map it with atc --mode=1; the\n"
@@ -63,7 +63,9 @@ const struct sg_command sg_cmd_compare = {
     "                       (--target mock|atc; --soc is required there)\n"
     "  -i, --input FILE|NAME=FILE, --input-shape SHAPES, --random SEED, --range LO,HI\n"
     "                       the inputs, exactly as 'surgeon run' takes them\n"
-    "  --threads N          BLAS threads of both runs\n\n"
+    "  --threads N          BLAS threads of both runs\n"
+    "  --max-loop-iterations N  iterations one Loop node may run in either run\n"
+    "                       (default 10000000; 0: no limit)\n\n"
     "Thresholds (both forms):\n"
     "      --cosine T       precision error when cosine similarity < T (default 0.99)\n"
     "      --red T          ... relative Euclidean distance > T (default 0.05)\n"
@@ -255,6 +257,7 @@ static int run(int argc, char **argv)
         OPT_RANDOM,
         OPT_RANGE,
         OPT_THREADS,
+        OPT_MAX_LOOP,
     };
     static const struct option longopts[] = {
         {"golden", required_argument, NULL, 'g'},
@@ -282,6 +285,7 @@ static int run(int argc, char **argv)
         {"random", required_argument, NULL, OPT_RANDOM},
         {"range", required_argument, NULL, OPT_RANGE},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"max-loop-iterations", required_argument, NULL, OPT_MAX_LOOP},
         {NULL, 0, NULL, 0},
     };
     struct sg_compare_opts opts;
@@ -397,8 +401,8 @@ static int run(int argc, char **argv)
         case OPT_RANGE:
             memcpy(e2e_only, opt, sizeof opt);
             if (!sg_verify_inputs_set_range(&inputs, optarg)) {
-                rc = cli_usage(&sg_cmd_compare, "bad --range '%s' (want LO,HI with LO < HI)",
-                               optarg);
+                rc = cli_usage(&sg_cmd_compare,
+                               "bad --range '%s' (want LO,HI: finite numbers, LO < HI)", optarg);
                 goto out;
             }
             break;
@@ -413,6 +417,14 @@ static int run(int argc, char **argv)
             e.threads = (int)v;
             break;
         }
+        case OPT_MAX_LOOP:
+            memcpy(e2e_only, opt, sizeof opt);
+            if (!cli_parse_loop_limit(optarg, &e.max_loop_iterations)) {
+                rc = cli_usage(&sg_cmd_compare,
+                               "bad --max-loop-iterations '%s' (want N, 0: no limit)", optarg);
+                goto out;
+            }
+            break;
         case ':':
             rc = cli_usage(&sg_cmd_compare, "option '%s' needs a value", argv[optind - 1]);
             goto out;

@@ -7,6 +7,7 @@
  */
 #include "cli.h"
 #include "sg_alloc.h"
+#include "sg_file.h"
 #include "sg_io.h"
 #include "sg_pass.h"
 
@@ -521,6 +522,10 @@ static int run(int argc, char **argv)
                 goto out;
             }
     }
+    /* Every model of the batch is an input from the start: an output of
+     * one may not replace another before it is read (the output guard). */
+    for (size_t i = 0; i < b.n; i++)
+        sg_file_guard_note(b.jobs[i].in);
     if (!jobs) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         jobs = cpus > 0 ? cpus : 1;

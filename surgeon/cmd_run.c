@@ -7,16 +7,16 @@
  * device dumps converted to npy.
  *
  * Everything is written into a temporary folder beside DIR and renamed to
- * DIR at the end, so a failed run leaves nothing behind; a DIR from an
- * earlier run (it has manifest.json) is replaced, any other non-empty DIR
- * is refused.
+ * DIR at the end, so a failed run leaves nothing behind; a DIR holding
+ * nothing but an earlier run's files (sg_outdir.h) is replaced, any other
+ * non-empty DIR is refused.
  */
 #include "cli.h"
-#include "sg_outdir.h"
 #include "sg_alloc.h"
 #include "sg_dump.h"
 #include "sg_io.h"
 #include "sg_mockom.h"
+#include "sg_outdir.h"
 #include "sg_runtime.h"
 #include "sg_verify.h"
 
@@ -27,18 +27,21 @@
 #include <time.h>
 
 static int run(int argc, char **argv);
+int sg__run_case(int argc, char **argv, const struct sg_command *cmd);
 
 const struct sg_command sg_cmd_run = {
     "run",
     "run a model on the CPU reference runtime and dump its tensors",
     "usage: surgeon run MODEL [-i FILE | -i NAME=FILE ...] [--input-shape SHAPES]\n"
     "                   [--random SEED [--range LO,HI]] -o DIR [--dump all|outputs]\n"
-    "                   [--threads N]\n"
-    "       surgeon run MODEL --check\n\n"
+    "                   [--threads N] [--max-loop-iterations N]\n"
+    "       surgeon run MODEL --check\n"
+    "       surgeon run --case CASE_DIR\n\n"
     "Run MODEL in float32 (the golden reference) and write the results to DIR:\n"
     "<node>.<output>.<timestamp_us>.npy files in the msit naming (mapping.csv\n"
     "for names too long for a file), inputs/<input>.npy with the inputs used,\n"
-    "and manifest.json listing every tensor in execution order.\n"
+    "and manifest.json listing every tensor in execution order. DIR may be absent,\n"
+    "empty or an earlier run's folder holding nothing else (it is replaced).\n"
     "A mock OM (surgeon atc --mock) runs with float16 emulation as compiled (each\n"
     "op in its compute dtype, overflow to inf or saturation) and its dumps are\n"
     "named as device dumps: <OpType>.<OpName>.<task>.<stream>.<timestamp>.output.<i>.npy;\n"
@@ -58,15 +61,19 @@ const struct sg_command sg_cmd_run = {
     "  --dump all|outputs    every node output of the main graph, or only the\n"
     "                        graph outputs (default)\n"
     "  --threads N           BLAS threads (default: OpenBLAS's choice)\n"
+    "  --case CASE_DIR       run an ONNX backend-test folder (model.onnx and\n"
+    "                        test_data_set_N/) and check its outputs with the\n"
+    "                        backend rule (rtol 1e-3, atol 1e-7): exit 0 pass,\n"
+    "                        3 mismatch; a folder with index.json (extract --all)\n"
+    "                        runs every case it lists\n"
+    "  --max-loop-iterations N  iterations one Loop node may run before the run\n"
+    "                        fails (default 10000000; 0: no limit)\n"
     "  --check               list every node without a kernel or without an input\n"
     "                        its kernel requires, and exit (0: none)\n\n"
     "Bad input (unknown name, missing input, wrong dtype, shape or size, a shape\n"
     "a node cannot take) is an error naming the input or node and both shapes.\n",
     run,
 };
-
-/* The file that marks a folder as an earlier run (replaced by a new one). */
-#define RUN_MARKER "manifest.json"
 
 struct missing_ctx {
     size_t n;
@@ -99,8 +106,18 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static bool wants_case(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--case") == 0 || strncmp(argv[i], "--case=", 7) == 0)
+            return true;
+    return false;
+}
+
 static int run(int argc, char **argv)
 {
+    if (wants_case(argc, argv))
+        return sg__run_case(argc, argv, &sg_cmd_run);
     static const struct option longopts[] = {
         {"input", required_argument, NULL, 'i'},
         {"input-shape", required_argument, NULL, 's'},
@@ -109,6 +126,7 @@ static int run(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"dump", required_argument, NULL, 'd'},
         {"threads", required_argument, NULL, 't'},
+        {"max-loop-iterations", required_argument, NULL, 'L'},
         {"check", no_argument, NULL, 'c'},
         {NULL, 0, NULL, 0},
     };
@@ -117,6 +135,7 @@ static int run(int argc, char **argv)
     const char *out = NULL;
     bool check = false;
     int threads = 0;
+    uint64_t max_loop = 0;
     enum sg_dump_mode mode = SG_DUMP_OUTPUTS;
     int c, rc = SG_EXIT_FAIL;
     opterr = 0;
@@ -143,7 +162,8 @@ static int run(int argc, char **argv)
             break;
         case 'R':
             if (!sg_verify_inputs_set_range(&in, optarg)) {
-                rc = cli_usage(&sg_cmd_run, "bad --range '%s' (want LO,HI with LO < HI)", optarg);
+                rc = cli_usage(&sg_cmd_run,
+                               "bad --range '%s' (want LO,HI: finite numbers, LO < HI)", optarg);
                 goto usage_done;
             }
             break;
@@ -170,6 +190,13 @@ static int run(int argc, char **argv)
             threads = (int)v;
             break;
         }
+        case 'L':
+            if (!cli_parse_loop_limit(optarg, &max_loop)) {
+                rc = cli_usage(&sg_cmd_run, "bad --max-loop-iterations '%s' (want N, 0: no limit)",
+                               optarg);
+                goto usage_done;
+            }
+            break;
         case 'c':
             check = true;
             break;
@@ -209,23 +236,16 @@ static int run(int argc, char **argv)
 
     sg_rt *rt = NULL;
     sg_dump *dump = NULL;
-    char *tmp = NULL, *old = NULL;
+    struct sg_outdir od = {0};
     struct sg_verify_values bound = {0};
-    if (sg_outdir_state(out, RUN_MARKER) == SG_OUTDIR_OTHER) {
-        cli_error("'%s' exists and is not an earlier surgeon run folder; remove it or choose "
-                  "another -o",
-                  out);
-        goto done;
-    }
-    /* The temp folder lives beside DIR so the final rename is atomic. */
-    if (!(tmp = sg_outdir_temp(out))) {
-        cli_error("cannot create a folder beside '%s': %s", out, strerror(errno));
-        goto done;
-    }
-    if (sg_dump_create(tmp, mode, &dump, &d))
+    /* Results go to a folder beside DIR that replaces it at the end. */
+    if (sg_outdir_begin(&od, out, "run", &d))
+        goto fail;
+    if (sg_dump_create(od.tmp, mode, &dump, &d))
         goto fail;
     struct sg_rt_opts opts = {0};
     opts.threads = threads;
+    opts.max_loop_iterations = max_loop;
     opts.on_output = sg_dump_observe;
     opts.observe_ctx = dump;
     opts.observe_graph_outputs = mode == SG_DUMP_OUTPUTS;
@@ -268,14 +288,13 @@ static int run(int argc, char **argv)
     sg_dump_nonfinite(dump, &nf);
     if (*sg_verify_nonfinite_text(&nf, mode == SG_DUMP_ALL, nf_text, sizeof nf_text))
         cli_warn("%s", nf_text);
-    if (!sg_outdir_swap(tmp, out, RUN_MARKER, &old)) {
-        cli_error("cannot move the results to '%s': %s", out, strerror(errno));
-        goto cleanup;
-    }
-    sg_outdir_commit(old);
+    size_t n_dumped = sg_dump_count(dump);
+    sg_dump_free(dump); /* its writer thread is done: nothing more goes into the folder */
+    dump = NULL;
+    if (sg_outdir_commit(&od, &d))
+        goto fail;
     printf("ran %zu nodes in %.1f ms; %zu tensor%s written to %s\n",
-           sg_graph_count_nodes(m->graph, false), t1 - t0, sg_dump_count(dump),
-           sg_dump_count(dump) == 1 ? "" : "s", out);
+           sg_graph_count_nodes(m->graph, false), t1 - t0, n_dumped, n_dumped == 1 ? "" : "s", out);
     for (uint32_t i = 0; i < sg_rt_n_outputs(rt); i++) {
         char buf[512];
         printf("  output '%s' %s\n", sg_rt_output_info(rt, i)->name,
@@ -285,19 +304,16 @@ static int run(int argc, char **argv)
     goto done;
 fail:
     cli_fail(&d);
-cleanup:
     /* The dump's writer thread stops first: a file it was still writing
      * when the run failed would otherwise appear after the removal, and
      * leave the temporary folder behind. */
     sg_dump_free(dump);
     dump = NULL;
-    if (tmp)
-        sg_outdir_remove_tree(tmp);
+    sg_outdir_abort(&od);
 done:
     sg_verify_values_clear(&bound);
     sg_rt_free(rt);
     sg_dump_free(dump);
-    sg_free(tmp);
     sg_model_free(m);
 usage_done:
     sg_verify_inputs_free(&in);

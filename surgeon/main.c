@@ -2,8 +2,10 @@
  * main.c - the surgeon command line: dispatch to one subcommand.
  */
 #include "cli.h"
+#include "sg_cleanup.h"
 #include "sg_file.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +15,9 @@
 #endif
 
 static const struct sg_command *const commands[] = {
-    &sg_cmd_inspect,       &sg_cmd_convert,    &sg_cmd_passes, &sg_cmd_optimize, &sg_cmd_run,
-    &sg_cmd_fusion_switch, &sg_cmd_keep_dtype, &sg_cmd_atc,    &sg_cmd_compare,
+    &sg_cmd_inspect, &sg_cmd_convert,       &sg_cmd_passes,     &sg_cmd_optimize,
+    &sg_cmd_run,     &sg_cmd_fusion_switch, &sg_cmd_keep_dtype, &sg_cmd_atc,
+    &sg_cmd_compare, &sg_cmd_extract,       &sg_cmd_split,      &sg_cmd_concat,
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -88,10 +91,39 @@ static void blas_environment(int argc, char **argv)
 #endif
 }
 
+/* SIGINT, SIGTERM, SIGHUP: remove the temporaries of the work under way
+ * (sg_cleanup.h), then die of the signal as if it had not been caught, so
+ * the shell sees the usual status. SIGKILL cannot be caught: its
+ * leftovers carry our process id and a later run removes them. */
+static void on_signal(int sig)
+{
+    sg_cleanup_run();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_signals(void)
+{
+    /* A file size limit (ulimit -f) is then a write error naming the file
+     * (EFBIG), as a full disk is, instead of a kill that leaves temporaries. */
+    signal(SIGXFSZ, SIG_IGN);
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa = {.sa_handler = on_signal};
+        sigfillset(&sa.sa_mask); /* one cleanup at a time */
+        /* An ignored signal (nohup) stays ignored. */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 int main(int argc, char **argv)
 {
     blas_environment(argc, argv);
     (void)sg_file_umask(); /* read while this is the only thread */
+    /* One process, one command: no output may replace a file it reads. */
+    sg_file_guard_enable();
+    catch_signals();
     if (argc < 2) {
         print_help(stderr);
         return SG_EXIT_USAGE;

@@ -21,6 +21,7 @@
  * folder passes fewer tests than its min_pass; 0 otherwise.
  */
 #include "sg_alloc.h"
+#include "sg_case.h"
 #include "sg_io.h"
 #include "sg_runtime.h"
 #include "sg_tensorfile.h"
@@ -30,9 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define RTOL 1e-3
-#define ATOL 1e-7
 
 struct known {
     char name[256];
@@ -85,128 +83,6 @@ static void free_list(char **v, size_t n)
     for (size_t i = 0; i < n; i++)
         free(v[i]);
     free(v);
-}
-
-static enum sg_pb_kind pb_kind(const sg_type *t)
-{
-    if (t && t->kind == SG_TYPE_SEQUENCE)
-        return SG_PB_SEQUENCE;
-    if (t && t->kind == SG_TYPE_OPTIONAL)
-        return SG_PB_OPTIONAL;
-    return SG_PB_TENSOR;
-}
-
-static sg_status read_value(const char *path, const sg_type *t, sg_rt_value **out,
-                            struct sg_diag *d)
-{
-    struct sg_pb_value pv;
-    sg_status st = sg_pb_read_value(path, pb_kind(t), &pv, d);
-    if (st)
-        return st;
-    /* The ONNX 1.12 test data stores bfloat16 tensors as uint16. */
-    if (pv.kind == SG_PB_TENSOR && pv.tensor.dtype == SG_DTYPE_UINT16 && t &&
-        t->kind == SG_TYPE_TENSOR && t->elem_type == SG_DTYPE_BFLOAT16)
-        pv.tensor.dtype = SG_DTYPE_BFLOAT16;
-    st = sg_rt_value_from_pb(&pv, t, out, d);
-    sg_pb_value_free(&pv);
-    return st;
-}
-
-static bool is_float(int32_t dt)
-{
-    return dt == SG_DTYPE_FLOAT || dt == SG_DTYPE_DOUBLE || dt == SG_DTYPE_FLOAT16 ||
-           dt == SG_DTYPE_BFLOAT16 || dt == SG_DTYPE_COMPLEX64 || dt == SG_DTYPE_COMPLEX128;
-}
-
-static double elem_f(const sg_rt_value *v, int64_t i)
-{
-    switch (v->dtype) {
-    case SG_DTYPE_FLOAT:
-        return ((const float *)v->data)[i];
-    case SG_DTYPE_DOUBLE:
-        return ((const double *)v->data)[i];
-    case SG_DTYPE_FLOAT16:
-        return sg_half_to_float(((const uint16_t *)v->data)[i]);
-    case SG_DTYPE_BFLOAT16:
-        return sg_bf16_to_float(((const uint16_t *)v->data)[i]);
-    case SG_DTYPE_COMPLEX64:
-        return ((const float *)v->data)[i];
-    case SG_DTYPE_COMPLEX128:
-        return ((const double *)v->data)[i];
-    default:
-        return 0;
-    }
-}
-
-/* Compare got against want; on mismatch write a reason into why. */
-static bool compare(const sg_rt_value *got, const sg_rt_value *want, char *why, size_t size)
-{
-    char a[300], b[300];
-    if (got->kind != want->kind || (got->kind != SG_RT_OPTIONAL && got->dtype != want->dtype &&
-                                    !(got->kind == SG_RT_SEQUENCE && want->n_items == 0))) {
-        snprintf(why, size, "got %s, want %s", sg_rt_value_format(got, a, sizeof a),
-                 sg_rt_value_format(want, b, sizeof b));
-        return false;
-    }
-    if (got->kind != SG_RT_TENSOR) {
-        if (got->n_items != want->n_items) {
-            snprintf(why, size, "got %s, want %s", sg_rt_value_format(got, a, sizeof a),
-                     sg_rt_value_format(want, b, sizeof b));
-            return false;
-        }
-        for (size_t i = 0; i < got->n_items; i++) {
-            char inner[400];
-            if (!compare(got->items[i], want->items[i], inner, sizeof inner)) {
-                snprintf(why, size, "item %zu: %s", i, inner);
-                return false;
-            }
-        }
-        return true;
-    }
-    if (got->rank != want->rank || memcmp(got->dims, want->dims, got->rank * sizeof got->dims[0])) {
-        snprintf(why, size, "got shape %s, want %s", sg_rt_value_format(got, a, sizeof a),
-                 sg_rt_value_format(want, b, sizeof b));
-        return false;
-    }
-    int64_t n = got->numel;
-    if (got->dtype == SG_DTYPE_COMPLEX64 || got->dtype == SG_DTYPE_COMPLEX128)
-        n *= 2;
-    if (got->dtype == SG_DTYPE_STRING) {
-        const sg_bytes *x = got->data, *y = want->data;
-        for (int64_t i = 0; i < n; i++)
-            if (x[i].len != y[i].len || (x[i].len && memcmp(x[i].data, y[i].data, x[i].len))) {
-                snprintf(why, size, "[%lld]: got \"%.*s\", want \"%.*s\"", (long long)i,
-                         (int)(x[i].len > 60 ? 60 : x[i].len), (const char *)x[i].data,
-                         (int)(y[i].len > 60 ? 60 : y[i].len), (const char *)y[i].data);
-                return false;
-            }
-        return true;
-    }
-    if (is_float(got->dtype)) {
-        for (int64_t i = 0; i < n; i++) {
-            double x = elem_f(got, i), y = elem_f(want, i);
-            if (x == y || (isnan(x) && isnan(y)))
-                continue;
-            if (!(fabs(x - y) <= ATOL + RTOL * fabs(y))) {
-                snprintf(why, size, "[%lld] of %s: got %.9g, want %.9g", (long long)i,
-                         sg_rt_value_format(want, b, sizeof b), x, y);
-                return false;
-            }
-        }
-        return true;
-    }
-    size_t es = sg_rt_elem_size(got->dtype);
-    for (int64_t i = 0; i < n; i++)
-        if (memcmp((const char *)got->data + i * es, (const char *)want->data + i * es, es)) {
-            /* integer or bool: show as integers */
-            long long x = 0, y = 0;
-            memcpy(&x, (const char *)got->data + i * es, es < 8 ? es : 8);
-            memcpy(&y, (const char *)want->data + i * es, es < 8 ? es : 8);
-            snprintf(why, size, "[%lld] of %s: got %lld, want %lld (raw bits)", (long long)i,
-                     sg_rt_value_format(want, b, sizeof b), x, y);
-            return false;
-        }
-    return true;
 }
 
 static const char *const random_ops[] = {"Bernoulli",     "RandomNormal",      "RandomNormalLike",
@@ -290,7 +166,7 @@ static enum result run_test(const char *dir, char *why, size_t size)
             snprintf(f, sizeof f, "%s/input_%zu.pb", sdir, i);
             const sg_value *gv = all ? g->inputs[i] : sg_rt_input(rt, (uint32_t)i);
             sg_rt_value *v = NULL;
-            if (read_value(f, gv->type, &v, &d) || sg_rt_set_input(rt, gv->name, v, &d)) {
+            if (sg_rt_value_read_pb(f, gv->type, &v, &d) || sg_rt_set_input(rt, gv->name, v, &d)) {
                 snprintf(why, size, "%s", d.msg);
                 r = R_FAIL;
             }
@@ -313,13 +189,13 @@ static enum result run_test(const char *dir, char *why, size_t size)
             snprintf(f, sizeof f, "%s/output_%zu.pb", sdir, i);
             const sg_value *gv = sg_rt_output_info(rt, (uint32_t)i);
             sg_rt_value *want = NULL;
-            if (read_value(f, gv->type, &want, &d)) {
+            if (sg_rt_value_read_pb(f, gv->type, &want, &d)) {
                 snprintf(why, size, "%s", d.msg);
                 r = R_FAIL;
                 break;
             }
             char reason[700];
-            if (!compare(sg_rt_output(rt, (uint32_t)i), want, reason, sizeof reason)) {
+            if (!sg_rt_backend_match(sg_rt_output(rt, (uint32_t)i), want, reason, sizeof reason)) {
                 snprintf(why, size, "%s: output %zu '%s' %s", sets[k], i, gv->name, reason);
                 r = R_FAIL;
             }

@@ -371,6 +371,44 @@ START_TEST(test_metrics_dtypes_by_hand)
 }
 END_TEST
 
+/* float8 and float4 compare by their exact float32 values, 4-bit
+ * integers as integers. */
+START_TEST(test_metrics_narrow_types)
+{
+    struct sg_metrics m;
+    struct sg_diag d = {0};
+    float f[3] = {1.5f, -2.0f, 448.0f};
+    struct sg_array g = {.dtype = SG_DTYPE_FLOAT, .rank = 1, .dims = {3}, .data = f, .nbytes = 12};
+    uint8_t f8[3] = {sg_float_to_fp8(SG_DTYPE_FLOAT8E4M3FN, 1.5, SG_FP8_SATURATE),
+                     sg_float_to_fp8(SG_DTYPE_FLOAT8E4M3FN, -2, SG_FP8_SATURATE),
+                     sg_float_to_fp8(SG_DTYPE_FLOAT8E4M3FN, 448, SG_FP8_SATURATE)};
+    struct sg_array t = {
+        .dtype = SG_DTYPE_FLOAT8E4M3FN, .rank = 1, .dims = {3}, .data = f8, .nbytes = 3};
+    ck_assert_ok(sg_metrics_compute(&t, &g, &m, &d), &d);
+    ck_assert(m.max_abs == 0 && m.cosine == 1.0);
+    f[0] = 1.0f;
+    ck_assert_ok(sg_metrics_compute(&t, &g, &m, &d), &d);
+    ck_assert(m.max_abs == 0.5);
+    /* int4 -8, 7, -1 (held sign-extended) against float32 */
+    int8_t i4[3] = {-8, 7, -1};
+    float fi[3] = {-8, 7, -1};
+    struct sg_array a = {.dtype = SG_DTYPE_INT4, .rank = 1, .dims = {3}, .data = i4, .nbytes = 3};
+    struct sg_array b = {.dtype = SG_DTYPE_FLOAT, .rank = 1, .dims = {3}, .data = fi, .nbytes = 12};
+    ck_assert_ok(sg_metrics_compute(&a, &b, &m, &d), &d);
+    ck_assert(m.max_abs == 0);
+    uint8_t fp4[3] = {sg_float_to_fp4(-6), sg_float_to_fp4(6), sg_float_to_fp4(-1)};
+    fi[0] = -6, fi[1] = 6;
+    a.dtype = SG_DTYPE_FLOAT4E2M1, a.data = fp4;
+    ck_assert_ok(sg_metrics_compute(&a, &b, &m, &d), &d);
+    ck_assert(m.max_abs == 0);
+    uint8_t u4[3] = {15, 0, 3};
+    fi[0] = 15, fi[1] = 0, fi[2] = 3;
+    a.dtype = SG_DTYPE_UINT4, a.data = u4;
+    ck_assert_ok(sg_metrics_compute(&a, &b, &m, &d), &d);
+    ck_assert(m.max_abs == 0);
+}
+END_TEST
+
 /* msit's rule: an error when a threshold is crossed (strictly), plus
  * overflow; NaN metrics cross nothing. */
 START_TEST(test_metrics_is_error)
@@ -1267,6 +1305,7 @@ Suite *suite_compare(void)
     tcase_add_test(tc, test_metrics_identical_cosine);
     tcase_add_test(tc, test_metrics_kl_direction);
     tcase_add_test(tc, test_metrics_dtypes_by_hand);
+    tcase_add_test(tc, test_metrics_narrow_types);
     tcase_add_test(tc, test_metrics_is_error);
     suite_add_tcase(s, tc);
 

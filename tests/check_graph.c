@@ -993,6 +993,18 @@ START_TEST(test_dims_checked)
     ck_assert(sg_dims_numel(zero, 4, &r) && r == 0);
     ck_assert(!sg_dims_numel(neg, 2, &r));
     ck_assert(sg_dims_numel(NULL, 0, &r) && r == 1);
+    /* numpy's rule: the non-zero dims and the element size must fit. */
+    const int64_t empty_big[] = {0, (int64_t)1 << 62}, ok[] = {0, (int64_t)1 << 60, 7};
+    ck_assert(!sg_dims_extent(empty_big, 2, 4, &r));
+    ck_assert(sg_dims_extent(empty_big, 2, 1, &r) && r == 0);
+    ck_assert(sg_dims_extent(ok, 3, 1, &r) && r == 0);
+    ck_assert(!sg_dims_extent(ok, 3, 2, &r));
+    ck_assert(!sg_dims_extent(zero, 4, 1, &r));
+    ck_assert(!sg_dims_extent(neg, 2, 1, &r));
+    ck_assert(sg_dims_extent(big, 1, 1, &r) && r == (int64_t)1 << 62);
+    ck_assert(sg_dims_extent(NULL, 0, 8, &r) && r == 1);
+    const int64_t edge[] = {(int64_t)1 << 31, ((int64_t)1 << 31) - 1};
+    ck_assert(sg_dims_extent(edge, 2, 2, &r) && r == ((int64_t)1 << 62) - ((int64_t)1 << 31));
     size_t b;
     ck_assert(!sg_dims_nbytes(INT64_MAX, 8, &b));
     ck_assert(sg_dims_nbytes(10, 4, &b) && b == 40);

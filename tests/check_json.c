@@ -1,9 +1,11 @@
 /* check_json.c - the strict JSON reader: values, positions, every error with line:column. */
 #include "testutil.h"
 #include "sg_alloc.h"
+#include "sg_json.h"
 #include "sg_json_read.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -70,6 +72,7 @@ static const struct {
     {"\"\\u12\"", SG_EPARSE, "t:1:2: \\u must be followed by four hex digits"},
     {"\"\\ud800\"", SG_EPARSE, "t:1:2: high surrogate \\uD800 not followed"},
     {"\"\\udc00\"", SG_EPARSE, "t:1:2: lone low surrogate"},
+    {"\"\\udc7f\"", SG_EPARSE, "t:1:2: lone low surrogate"}, /* only bytes 0x80-0xff */
     {"\"\xff\"", SG_EPARSE, "t:1:2: invalid UTF-8"},
     {"\"\xc0\xaf\"", SG_EPARSE, "t:1:2: invalid UTF-8"},
     {"\"\xed\xa0\x80\"", SG_EPARSE, "t:1:2: invalid UTF-8"},
@@ -135,6 +138,30 @@ START_TEST(test_unicode)
     ck_assert_uint_eq(s->len, 2 + 4 + 1 + 1 + 1);
     ck_assert(memcmp(s->str, "\xc3\xa9\xf0\x9f\x98\x80/\0z", 9) == 0);
     sg_jdoc_free(doc);
+}
+END_TEST
+
+/* Names that are not UTF-8: the writer gives \udc80-\udcff for each byte
+ * that is not part of well-formed UTF-8 (surrogateescape), the reader turns
+ * them back into the bytes; text stays as it is. */
+START_TEST(test_not_utf8_round_trip)
+{
+    static const char name[] = "a\xff\xfe\xc3\xa9\xed\xa0\x80\xc0\xafz\x7f\x01\"";
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ck_assert_ptr_nonnull(f);
+    sg_json_write_escaped(f, name, sizeof name - 1);
+    fclose(f);
+    ck_assert_str_eq(text, "\"a\\udcff\\udcfe\xc3\xa9\\udced\\udca0\\udc80\\udcc0\\udcafz"
+                           "\\u007f\\u0001\\\"\"");
+    struct sg_diag d = {0};
+    struct sg_jdoc *doc;
+    ck_assert_ok(sg_json_parse(text, len, "t", NULL, &doc, &d), &d);
+    ck_assert_uint_eq(doc->root->len, sizeof name - 1);
+    ck_assert(memcmp(doc->root->str, name, sizeof name - 1) == 0);
+    sg_jdoc_free(doc);
+    free(text);
 }
 END_TEST
 
@@ -256,6 +283,7 @@ Suite *suite_json(void)
     tcase_add_loop_test(tc, test_bad, 0, sizeof bad / sizeof bad[0]);
     tcase_add_test(tc, test_values_and_positions);
     tcase_add_test(tc, test_unicode);
+    tcase_add_test(tc, test_not_utf8_round_trip);
     tcase_add_test(tc, test_big_object);
     tcase_add_test(tc, test_limits);
     tcase_add_test(tc, test_file);

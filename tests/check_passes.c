@@ -169,6 +169,10 @@ static const struct yaml_case {
      "t.yaml:3:5: a pass is written NAME or NAME: {options}", 0},
     {"", SG_EPARSE, "t.yaml:1:1: empty pipeline", 0},
     {"passes: x\n", SG_EPARSE, "t.yaml:1:9: 'passes' must be a list", 0},
+    /* 65 levels (root mapping, then 64 lists): refused from the events. */
+    {"passes: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", SG_ETOOBIG,
+     "t.yaml:1:72: nested deeper than 64 levels", 0},
+    {"passes: []\n---\npasses: []\n", SG_EPARSE, "t.yaml:2:1: a second YAML document", 0},
     {"verify: true\npasses:\n  - remove-identity\n  - set-input-shape:\n"
      "      shapes: {x: [4, 77, 40], mask: [4, -1]}\n  - insert-clip:\n      ops: [Exp, Log]\n"
      "      min: -.inf\n",
@@ -212,7 +216,7 @@ START_TEST(test_yaml_file)
     ck_assert_uint_ge(p->n_steps, 4);
     sg_status st = sg_pipeline_load_yaml(p, "/nonexistent/p.yaml", &d);
     ck_assert_int_eq(st, SG_EIO);
-    ck_assert(strstr(d.msg, "cannot open '/nonexistent/p.yaml'"));
+    ck_assert(strstr(d.msg, "/nonexistent/p.yaml: cannot open: "));
     sg_pipeline_free(p);
 }
 END_TEST
@@ -344,7 +348,7 @@ static const struct run_error {
     {"shaped.onnx", "set-input-shape:shapes=x:1,4", "input 'x' has rank 3; the shape gives 2"},
     {"shaped.onnx", "set-batch:batch=2,inputs=r", "the model has no input 'r'"},
     {"shaped.onnx", "rename", "rename needs a prefix, a suffix or a map file"},
-    {"shaped.onnx", "rename:map=/nonexistent.map", "cannot open map file '/nonexistent.map'"},
+    {"shaped.onnx", "rename:map=/nonexistent.map", "map file: /nonexistent.map: cannot open: "},
     {"shaped.onnx", "rename:prefix=m,target=values,io=true",
      "cannot rename value 'mask' to 'mmask'"},
     {"expand_bool.onnx", "cast-around:from=int32,to=int32", "'from' and 'to' are both int32"},

@@ -480,6 +480,88 @@ START_TEST(test_missing_kernels_listed)
 }
 END_TEST
 
+static sg_value *const_f32(sg_model *m, const char *name, float x);
+
+/* x -> QuantizeLinear (int4, its zero point's type) -> DequantizeLinear,
+ * and with `broken` nodes whose dtypes have no kernel: Relu of a Cast to
+ * int4, a Cast to type 24 (float8e8m0, unknown here), Abs of a float8. */
+static sg_model *narrow_model(bool broken)
+{
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 21), &d);
+    int64_t dims[1] = {4};
+    sg_value *x = graph_input(m, "x", SG_DTYPE_FLOAT, dims, 1);
+    sg_tensor *zt = sg_tensor_create(m, "zp", SG_DTYPE_INT4, NULL, 0);
+    int8_t zp = -3;
+    ck_assert_ok(sg_tensor_set_raw(m, zt, sg_arena_memdup(m->arena, &zp, 1), 1, NULL), &d);
+    sg_value *zv = NULL;
+    ck_assert_ok(sg_graph_add_value(m->graph, "zp", NULL, &zv, &d), &d);
+    ck_assert_ok(sg_value_set_initializer(zv, zt), &d);
+    sg_value *qin[3] = {x, const_f32(m, "scale", 0.5f), zv};
+    sg_value *y = node1(m, "QuantizeLinear", NULL, "quant", qin, 3, "y");
+    sg_value *dqin[3] = {y, qin[1], zv};
+    ck_assert_ok(
+        sg_graph_add_output(m->graph, node1(m, "DequantizeLinear", NULL, "dequant", dqin, 3, "z")),
+        &d);
+    if (!broken)
+        return m;
+    sg_value *q = node1(m, "Cast", NULL, "to_int4", &x, 1, "q");
+    ck_assert_ok(sg_node_set_attr_int(q->producer, "to", SG_DTYPE_INT4), &d);
+    sg_value *e = node1(m, "Cast", NULL, "to_e8m0", &x, 1, "e");
+    ck_assert_ok(sg_node_set_attr_int(e->producer, "to", 24), &d);
+    sg_value *f = node1(m, "Cast", NULL, "to_f8", &x, 1, "f");
+    ck_assert_ok(sg_node_set_attr_int(f->producer, "to", SG_DTYPE_FLOAT8E4M3FN), &d);
+    sg_value *outs[3] = {node1(m, "Relu", NULL, "relu_int4", &q, 1, "r"), e,
+                         node1(m, "Abs", NULL, "abs_f8", &f, 1, "a")};
+    for (int i = 0; i < 3; i++)
+        ck_assert_ok(sg_graph_add_output(m->graph, outs[i]), &d);
+    return m;
+}
+
+/* A node's output dtype comes from an attribute or another input (Cast's
+ * `to`, QuantizeLinear's zero point) and flows into the nodes after it:
+ * --check finds every node without a kernel for the dtypes it meets, at
+ * once, where it used to say every node has one. */
+START_TEST(test_missing_kernels_dtypes_flowing)
+{
+    sg_model *m = narrow_model(true);
+    struct missing mi = {0, ""};
+    size_t n_missing = sg_rt_check(m, collect, &mi);
+    ck_assert_msg(n_missing == 3, "%zu missing:\n%s", n_missing, mi.text);
+    ck_assert_msg(
+        strstr(mi.text, "node 'relu_int4' (Relu, ai.onnx v21): no kernel for int4 inputs") &&
+            strstr(mi.text, "node 'to_e8m0' (Cast, ai.onnx v21): no kernel making data "
+                            "type 24 outputs") &&
+            strstr(mi.text, "'abs_f8' (Abs, ai.onnx v21): no kernel for float8e4m3fn") &&
+            !strstr(mi.text, "quant") && !strstr(mi.text, "'to_int4'"),
+        "%s", mi.text);
+    sg_model_free(m);
+
+    /* Without them the quantized round trip runs: x / 0.5 rounds half to
+     * even, -3 and saturation to [-8, 7], then back. */
+    m = narrow_model(false);
+    ck_assert_uint_eq(sg_rt_check(m, collect, &mi), 0);
+    struct sg_diag d = {0};
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, NULL, &rt, &d), &d);
+    int64_t dims[1] = {4};
+    sg_rt_value *in;
+    ck_assert_ok(sg_rt_tensor_create(SG_DTYPE_FLOAT, dims, 1, &in, &d), &d);
+    const float xs[4] = {0.75f, -3.0f, 100.0f, 1.25f}, want[4] = {1.0f, -2.5f, 5.0f, 1.0f};
+    memcpy(in->data, xs, sizeof xs);
+    ck_assert_ok(sg_rt_set_input(rt, "x", in, &d), &d);
+    sg_rt_value_unref(in);
+    ck_assert_ok(sg_rt_run(rt, &d), &d);
+    const sg_rt_value *out = sg_rt_output(rt, 0);
+    ck_assert_int_eq(out->dtype, SG_DTYPE_FLOAT);
+    for (int i = 0; i < 4; i++)
+        assert_close("dequantized", i, ((const float *)out->data)[i], want[i]);
+    sg_rt_free(rt);
+    sg_model_free(m);
+}
+END_TEST
+
 /* ------------------------------------------------- required inputs */
 
 static bool given_mask(const void *ctx, uint32_t i)
@@ -837,6 +919,107 @@ START_TEST(test_max_tensor_bytes)
         }
         sg_rt_free(rt);
     }
+    sg_model_free(m);
+}
+END_TEST
+
+/*
+ * A Loop of trip count M whose carried value q grows by one tensor of 1 KB
+ * per iteration (q' = SequenceInsert(q, big), big read from the main
+ * graph): the iteration limit and max_tensor_bytes stop it as it grows.
+ */
+static sg_model *growing_loop(void)
+{
+    sg_model *m = sg_model_create();
+    struct sg_diag d = {0};
+    ck_assert_ok(sg_model_set_opset(m, "", 13), &d);
+    int64_t k256 = 256;
+    sg_value *M = graph_input(m, "M", SG_DTYPE_INT64, NULL, 0);
+    graph_input(m, "big", SG_DTYPE_FLOAT, &k256, 1);
+    sg_value *q0 = NULL;
+    ck_assert_ok(sg_graph_add_value(m->graph, "q0", NULL, &q0, &d), &d);
+    ck_assert_ok(sg_graph_add_input(m->graph, q0), &d);
+    sg_value *loop_in[3] = {M, NULL, q0};
+    sg_value *q = node1(m, "Loop", NULL, "grow", loop_in, 3, "q");
+    sg_graph *body = sg_node_set_attr_graph(q->producer, "body");
+    ck_assert_ptr_nonnull(body);
+    const char *names[3] = {"i", "c_in", "q_in"};
+    sg_value *bin[3];
+    for (int i = 0; i < 3; i++) {
+        ck_assert_ok(sg_graph_add_value(body, names[i], NULL, &bin[i], &d), &d);
+        ck_assert_ok(sg_graph_add_input(body, bin[i]), &d);
+    }
+    sg_value *big = sg_graph_resolve(body, "big", &d), *c_out = NULL, *q_out = NULL;
+    ck_assert_ptr_nonnull(big);
+    ck_assert_ok(sg_graph_add_value(body, "c_out", NULL, &c_out, &d), &d);
+    ck_assert_ok(sg_graph_add_value(body, "q_out", NULL, &q_out, &d), &d);
+    sg_node *id = sg_node_create(body, "Identity", NULL, "keep_going", &d);
+    ck_assert_ok(sg_node_set_input(id, 0, bin[1]), &d);
+    ck_assert_ok(sg_node_set_output(id, 0, c_out), &d);
+    sg_node *ins = sg_node_create(body, "SequenceInsert", NULL, "append", &d);
+    ck_assert_ok(sg_node_set_input(ins, 0, bin[2]), &d);
+    ck_assert_ok(sg_node_set_input(ins, 1, big), &d);
+    ck_assert_ok(sg_node_set_output(ins, 0, q_out), &d);
+    ck_assert_ok(sg_graph_add_output(body, c_out), &d);
+    ck_assert_ok(sg_graph_add_output(body, q_out), &d);
+    ck_assert_ok(sg_graph_add_output(m->graph, q), &d);
+    ck_verify(m);
+    return m;
+}
+
+/* Run growing_loop for trip count M; the status, and the length of q. */
+static sg_status run_growing(sg_model *m, const struct sg_rt_opts *o, int64_t M, size_t *len,
+                             struct sg_diag *d)
+{
+    sg_rt *rt;
+    ck_assert_ok(sg_rt_create(m, o, &rt, d), d);
+    sg_rt_value *mv, *big, *q0;
+    int64_t k256 = 256;
+    ck_assert_ok(sg_rt_tensor_create(SG_DTYPE_INT64, NULL, 0, &mv, d), d);
+    *(int64_t *)mv->data = M;
+    ck_assert_ok(sg_rt_tensor_create(SG_DTYPE_FLOAT, &k256, 1, &big, d), d);
+    ck_assert_int_eq(sg_rt_sequence_create(SG_DTYPE_FLOAT, &q0), SG_OK);
+    ck_assert_ok(sg_rt_set_input(rt, "M", mv, d), d);
+    ck_assert_ok(sg_rt_set_input(rt, "big", big, d), d);
+    ck_assert_ok(sg_rt_set_input(rt, "q0", q0, d), d);
+    sg_rt_value_unref(mv);
+    sg_rt_value_unref(big);
+    sg_rt_value_unref(q0);
+    sg_status st = sg_rt_run(rt, d);
+    *len = st ? 0 : sg_rt_output(rt, 0)->n_items;
+    sg_rt_free(rt);
+    return st;
+}
+
+START_TEST(test_loop_limits)
+{
+    sg_model *m = growing_loop();
+    struct sg_diag d = {0};
+    struct sg_rt_opts o = {0};
+    size_t len;
+    /* Within both limits: M iterations, M items. */
+    o.max_loop_iterations = 10;
+    o.max_tensor_bytes = 64 << 10;
+    ck_assert_ok(run_growing(m, &o, 10, &len, &d), &d);
+    ck_assert_uint_eq(len, 10);
+    /* One iteration more than allowed. */
+    ck_assert_int_eq(run_growing(m, &o, 11, &len, &d), SG_ERANGE);
+    ck_assert_msg(strstr(d.msg, "node 'grow' (Loop, ai.onnx v13): stopped at the limit of 10 "
+                                "iterations (trip count 11)"),
+                  "message: %s", d.msg);
+    sg_diag_clear(&d);
+    /* The sequence passes 64 KB at its 65th tensor, whatever the trip count. */
+    o.max_loop_iterations = UINT64_MAX;
+    ck_assert_int_eq(run_growing(m, &o, INT64_MAX, &len, &d), SG_ETOOBIG);
+    ck_assert_msg(strstr(d.msg, "loop-carried value 0 (seq(float32)[65], 66560 bytes) is over the "
+                                "limit of 65536 bytes after iteration 64"),
+                  "message: %s", d.msg);
+    sg_diag_clear(&d);
+    /* The default limit (SG_RT_MAX_LOOP_ITERATIONS) applies when 0. */
+    o.max_loop_iterations = 0;
+    o.max_tensor_bytes = 0;
+    ck_assert_ok(run_growing(m, &o, 100, &len, &d), &d);
+    ck_assert_uint_eq(len, 100);
     sg_model_free(m);
 }
 END_TEST
@@ -1276,6 +1459,7 @@ Suite *suite_runtime(void)
     tcase_add_test(tc, test_inplace_outputs);
     tcase_add_test(tc, test_vmath_accuracy);
     tcase_add_test(tc, test_missing_kernels_listed);
+    tcase_add_test(tc, test_missing_kernels_dtypes_flowing);
     tcase_add_test(tc, test_input_checks);
     tcase_add_test(tc, test_kernel_inputs_fit);
     tcase_add_test(tc, test_required_inputs_checked);
@@ -1283,6 +1467,7 @@ Suite *suite_runtime(void)
     tcase_add_test(tc, test_random_deterministic);
     tcase_add_test(tc, test_run_node);
     tcase_add_test(tc, test_max_tensor_bytes);
+    tcase_add_test(tc, test_loop_limits);
     tcase_add_test(tc, test_alloc_failures);
     tcase_add_test(tc, test_dump_all);
     tcase_add_test(tc, test_dump_write_failure);

@@ -146,6 +146,10 @@ START_TEST(test_npy_bad)
         {"\x93NUMPY\x01\x00\xff\x00{'descr'", 19, "truncated .npy header"},
         {"\x93NUMPY\x01\x00\x10\x00{'descr': 1}   ", 26, "malformed"},
         {"\x93NUMPY\x09\x00\x10\x00", 10, "version 9"},
+        /* A NUL in the descr once ended the C string: '<f4\0junk' read as '<f4'. */
+        {"\x93NUMPY\x01\x00\x40\x00{'descr': '<f4\0junk', 'fortran_order': False, 'shape': "
+         "(1,), } \n\0\0\x80\x3f",
+         78, "malformed"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct sg_array a;

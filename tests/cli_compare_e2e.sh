@@ -270,7 +270,7 @@ cmp -s before.json fp16/run.json && [ -f fp16/golden/manifest.json ] ||
 # A folder that is not an earlier compare is refused, not replaced.
 mkdir mine && echo keep >mine/notes.txt
 run 1 "$S" compare "$M" "${FP16[@]}" "${IN[@]}" -o mine
-has err "-o mine exists and is not an earlier end-to-end compare"
+has err "'mine' exists and is not an earlier surgeon compare folder"
 same mine/notes.txt "keep
 "
 # A map that does not fit MODEL: found by the comparison, OUT rolled back.

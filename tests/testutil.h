@@ -11,9 +11,11 @@
 #include "sg_ir.h"
 
 Suite *suite_graph(void);
+Suite *suite_dtypes(void);
 Suite *suite_io(void);
 Suite *suite_kernels_seq(void);
 Suite *suite_tensorfile(void);
+Suite *suite_files(void);
 Suite *suite_passes(void);
 Suite *suite_pass_numerics(void);
 Suite *suite_json(void);

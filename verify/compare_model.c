@@ -54,7 +54,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* The file that marks a folder as an earlier end-to-end compare. */
+/* What ran and the command that repeats it, in OUT. */
 #define RECORD "run.json"
 
 struct job {
@@ -62,7 +62,7 @@ struct job {
     const struct sg_verify_events *ev;
     enum sg_verify_target kind;
     char *out;                      /* o->out without trailing slashes */
-    char *tmp;                      /* where everything is made */
+    const char *tmp;                /* where everything is made (the sg_outdir's) */
     char *stem;                     /* the compiled model's name in OUT: TMP/<stem>.om, .json */
     sg_model *model;                /* MODEL */
     sg_model *om;                   /* the given mock OM (TARGET_MOCK_OM) */
@@ -327,11 +327,9 @@ sg_status sg_verify_target_classify(const char *path, enum sg_verify_target *kin
 static sg_status check_inputs(struct job *j, struct sg_diag *d)
 {
     const struct sg_verify_compare_opts *o = j->o;
-    if (sg_outdir_state(j->out, RECORD) == SG_OUTDIR_OTHER)
-        return sg_diag_set(d, SG_EEXISTS,
-                           "-o %s exists and is not an earlier end-to-end compare (no %s in it); "
-                           "remove it or choose another -o",
-                           o->out, RECORD);
+    sg_status st = sg_outdir_check(j->out, "compare", d);
+    if (st)
+        return st;
     if (o->dumps && !is_dir(o->dumps))
         return sg_diag_set(d, SG_ENOTFOUND, "-t %s: no such folder of device dumps", o->dumps);
     /* OUT is replaced: what this run reads must not live in it. */
@@ -359,7 +357,7 @@ static sg_status check_inputs(struct job *j, struct sg_diag *d)
         }
         sg_free(exe);
     }
-    sg_status st = sg_model_load(o->model, NULL, &j->model, d);
+    st = sg_model_load(o->model, NULL, &j->model, d);
     if (st)
         return st;
     if (sg_mockom_is(j->model))
@@ -384,8 +382,11 @@ static sg_status run_dumped(struct job *j, sg_model *m, const char *label, const
     if (mkdir(dir, 0777) != 0)
         return sg_diag_set(d, SG_EIO, "cannot create '%s': %s", dir, strerror(errno));
     bool first = !j->values.n;
-    struct sg_verify_run_opts ro = {
-        .dump_dir = dir, .dump = SG_DUMP_ALL, .threads = j->o->threads, .label = label};
+    struct sg_verify_run_opts ro = {.dump_dir = dir,
+                                    .dump = SG_DUMP_ALL,
+                                    .threads = j->o->threads,
+                                    .label = label,
+                                    .max_loop_iterations = j->o->max_loop_iterations};
     sg_status st = sg_verify_run(m, &ro, j->o->inputs, &j->values, info, d);
     if (st)
         return st;
@@ -701,7 +702,6 @@ static void job_free(struct job *j)
     sg_model_free(j->om);
     sg_model_free(j->model);
     sg_free(j->stem);
-    sg_free(j->tmp);
     sg_free(j->out);
 }
 
@@ -801,7 +801,6 @@ sg_status sg_verify_compare_model(const struct sg_verify_compare_opts *o,
 {
     *out = NULL;
     struct job j = {.o = o, .ev = ev, .kind = sg_verify_target_of(o->target)};
-    char *old = NULL;
     sg_status st = sg_verify_compare_check(o, j.kind, d);
     if (st)
         return st;
@@ -831,26 +830,21 @@ sg_status sg_verify_compare_model(const struct sg_verify_compare_opts *o,
     if ((st = check_inputs(&j, d)))
         goto out;
 
-    if (!(j.tmp = sg_outdir_temp(j.out))) {
-        st = sg_diag_set(d, SG_EIO, "cannot create a folder beside '%s': %s", j.out,
-                         strerror(errno));
+    struct sg_outdir od;
+    if ((st = sg_outdir_begin(&od, j.out, "compare", d)))
         goto out;
-    }
-    if ((st = make(&j, d))) {
-        sg_outdir_remove_tree(j.tmp);
-        goto out;
-    }
-    if (!sg_outdir_swap(j.tmp, j.out, RECORD, &old)) {
-        st = sg_diag_set(d, SG_EIO, "cannot move the results to '%s': %s", o->out, strerror(errno));
-        sg_outdir_remove_tree(j.tmp);
+    j.tmp = od.tmp;
+    if ((st = make(&j, d)) || (st = sg_outdir_publish(&od, d))) {
+        sg_outdir_abort(&od);
         goto out;
     }
     if ((st = compare(&j, d))) {
         /* Bad input found by the comparison: OUT goes back to what it was. */
-        sg_outdir_rollback(j.out, old);
+        sg_outdir_abort(&od);
         goto out;
     }
-    sg_outdir_commit(old);
+    if ((st = sg_outdir_commit(&od, d)))
+        goto out;
     *out = j.res;
     j.res = NULL;
 out:

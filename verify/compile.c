@@ -15,6 +15,8 @@
  */
 #include "sg_alloc.h"
 #include "sg_atc.h"
+#include "sg_cleanup.h"
+#include "sg_file.h"
 #include "sg_fusion.h"
 #include "sg_io.h"
 #include "sg_mock.h"
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void sg_verify_compile_clear(struct sg_verify_compile_result *r)
 {
@@ -289,6 +292,12 @@ sg_status sg_verify_map(const char *om, const char *json, const char *const *ext
         return st;
     }
     sg_model_free(mock);
+    /* atc writes the JSON itself: not over the OM (or anything read). */
+    if (!print) {
+        sg_status gst = sg_file_guard_check(json, d);
+        if (gst)
+            return gst;
+    }
     char **argv = NULL;
     char *exe = NULL;
     sg_status st = sg_atc_json_command(om, json, extra, n_extra, &argv, d);
@@ -370,6 +379,8 @@ sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
     char **argv = NULL;
     enum sg_overflow overflow = SG_OVERFLOW_DEFAULT;
     sg_mock_report rep = {0};
+    bool wrote_keep = false, wrote_fusion = false;
+    int h_keep = -1, h_fusion = -1;
     if (o->overflow)
         sg_overflow_parse(o->overflow, &overflow);
     if (o->input_shape && (st = sg_input_shapes_parse(o->input_shape, &shapes, d)))
@@ -506,14 +517,28 @@ sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
             goto out;
         }
     }
+    /* atc writes OUT.om itself: it may not be a file this job reads. */
+    if (res->compiler == SG_VERIFY_COMPILER_ATC) {
+        char *om_path = concat(o->out, ".om");
+        st = om_path ? sg_file_guard_check(om_path, d) : sg_diag_set(d, SG_ENOMEM, "out of memory");
+        sg_free(om_path);
+        if (st)
+            goto out;
+    }
+    /* The files written for the compile are removed if it fails or a
+     * signal stops it: a failed job leaves nothing behind. */
     if (keep) {
         if ((st = sg_prec_file_write(keep, keep_path, d)))
             goto out;
+        wrote_keep = true;
+        h_keep = sg_cleanup_add(SG_CLEANUP_FILE, keep_path, NULL);
         sg__verify_emit(ev, SG_VERIFY_NOTE, "wrote %s.keep_dtype.cfg", shown(o));
     }
     if (sw) {
         if ((st = sg_fusion_switch_write(sw, fusion_path, d)))
             goto out;
+        wrote_fusion = true;
+        h_fusion = sg_cleanup_add(SG_CLEANUP_FILE, fusion_path, NULL);
         sg__verify_emit(ev, SG_VERIFY_NOTE, "wrote %s.fusion_switch.cfg", shown(o));
     }
     if (mock) {
@@ -524,6 +549,12 @@ sg_status sg_verify_compile(const struct sg_verify_compile_opts *o,
         st = run_atc(exe, argv, res->command, ev, res, d);
     } /* PRINT: the command is the answer, the files it names are written */
 out:
+    if (st && wrote_keep)
+        unlink(keep_path);
+    if (st && wrote_fusion)
+        unlink(fusion_path);
+    sg_cleanup_forget(h_keep);
+    sg_cleanup_forget(h_fusion);
     sg_mock_report_clear(&rep);
     sg_argv_free(argv);
     sg_free(exe);

@@ -119,7 +119,9 @@ bool sg_verify_inputs_set_range(struct sg_verify_inputs *in, const char *text)
         return false;
     const char *p = e + 1;
     double hi = strtod(p, &e);
-    if (e == p || *e || !(lo < hi))
+    /* Finite bounds and a finite width: inf, nan or -1e308,1e308 would
+     * fill every input with inf or NaN. */
+    if (e == p || *e || !(lo < hi) || !isfinite(lo) || !isfinite(hi) || !isfinite(hi - lo))
         return false;
     in->lo = lo;
     in->hi = hi;
@@ -143,6 +145,37 @@ static uint64_t mix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+/* The values random inputs of a dtype can hold: floats up to their
+ * largest finite value, integers (filled with floor(v), v < HI) from their
+ * minimum to their maximum + 1; false for dtypes without a range here
+ * (bool takes 0 or 1 whatever the range). */
+static bool dtype_range(int32_t dtype, double *min, double *max)
+{
+    static const struct {
+        int32_t dtype;
+        double min, max;
+    } ranges[] = {
+        {SG_DTYPE_FLOAT16, -65504.0, 65504.0},
+        {SG_DTYPE_BFLOAT16, -3.3895313892515355e38, 3.3895313892515355e38},
+        {SG_DTYPE_FLOAT, -3.4028234663852886e38, 3.4028234663852886e38},
+        {SG_DTYPE_INT8, -128.0, 128.0},
+        {SG_DTYPE_UINT8, 0.0, 256.0},
+        {SG_DTYPE_INT16, -32768.0, 32768.0},
+        {SG_DTYPE_UINT16, 0.0, 65536.0},
+        {SG_DTYPE_INT32, -2147483648.0, 2147483648.0},
+        {SG_DTYPE_UINT32, 0.0, 4294967296.0},
+        {SG_DTYPE_INT64, -9223372036854775808.0, 9223372036854775808.0},
+        {SG_DTYPE_UINT64, 0.0, 9223372036854775808.0}, /* set as int64 */
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (ranges[i].dtype == dtype) {
+            *min = ranges[i].min;
+            *max = ranges[i].max;
+            return true;
+        }
+    return false;
+}
+
 static sg_status random_input(const sg_value *gv, int32_t dtype, const int64_t *dims, uint32_t rank,
                               uint64_t seed, double lo, double hi, sg_rt_value **out,
                               struct sg_diag *d)
@@ -150,6 +183,10 @@ static sg_status random_input(const sg_value *gv, int32_t dtype, const int64_t *
     if (dtype == SG_DTYPE_STRING || !sg_rt_elem_size(dtype))
         return sg_diag_set(d, SG_EUNSUPPORTED, "input '%s': cannot make random %s values", gv->name,
                            sg_dtype_name(dtype));
+    double min, max;
+    if (dtype_range(dtype, &min, &max) && (lo < min || hi > max))
+        return sg_diag_set(d, SG_ERANGE, "input '%s': --range %g,%g does not fit %s", gv->name, lo,
+                           hi, sg_dtype_name(dtype));
     sg_status st = sg_rt_tensor_create(dtype, dims, rank, out, d);
     if (st) {
         sg_diag_prefix(d, "input '%s'", gv->name);
@@ -163,8 +200,9 @@ static sg_status random_input(const sg_value *gv, int32_t dtype, const int64_t *
         double v = lo + (hi - lo) * u;
         if (dtype == SG_DTYPE_BOOL)
             sg_rt_set_i64(*out, i, u < 0.5);
-        else if (sg_dtype_is_float(dtype))
-            sg_rt_set_f64(*out, i, v);
+        else if (sg_dtype_is_float(dtype) || sg_dtype_is_float8(dtype) ||
+                 dtype == SG_DTYPE_FLOAT4E2M1)
+            sg_rt_set_f64(*out, i, v); /* rounded to the type, saturating */
         else
             sg_rt_set_i64(*out, i, (int64_t)floor(v));
     }

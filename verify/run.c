@@ -81,6 +81,7 @@ sg_status sg_verify_run(sg_model *m, const struct sg_verify_run_opts *o,
         return st;
     struct sg_rt_opts opts = {0};
     opts.threads = o->threads;
+    opts.max_loop_iterations = o->max_loop_iterations;
     opts.on_output = sg_dump_observe;
     opts.observe_ctx = dump;
     opts.observe_graph_outputs = o->dump == SG_DUMP_OUTPUTS;

@@ -114,7 +114,8 @@ bool sg_verify_inputs_add_shapes(struct sg_verify_inputs *in, const char *text);
 /* --random SEED (a decimal integer); false when it is not one. */
 bool sg_verify_inputs_set_seed(struct sg_verify_inputs *in, const char *text);
 
-/* --range LO,HI with LO < HI; false otherwise. */
+/* --range LO,HI with LO < HI, both finite and HI - LO finite; false
+ * otherwise. */
 bool sg_verify_inputs_set_range(struct sg_verify_inputs *in, const char *text);
 
 /* The --input-shape entries as ATC's --input_shape text ("x:1,3;y:4"),
@@ -159,10 +160,11 @@ sg_status sg_verify_values_save(const struct sg_verify_values *v, const char *di
 /* ---------------------------------------------------------------- run */
 
 struct sg_verify_run_opts {
-    const char *dump_dir;   /* an existing folder, private to the run: dumps go there */
-    enum sg_dump_mode dump; /* which tensors are dumped */
-    int threads;            /* BLAS threads; 0: the BLAS default */
-    const char *label;      /* how messages name the model (its path); NULL: "the model" */
+    const char *dump_dir;         /* an existing folder, private to the run: dumps go there */
+    enum sg_dump_mode dump;       /* which tensors are dumped */
+    int threads;                  /* BLAS threads; 0: the BLAS default */
+    const char *label;            /* how messages name the model (its path); NULL: "the model" */
+    uint64_t max_loop_iterations; /* sg_rt_opts.max_loop_iterations (0: the default) */
 };
 
 /* What a run did. Strings point into the model (valid while it lives). */
@@ -311,7 +313,8 @@ struct sg_verify_compare_opts {
     const char *const *keep_nodes;
     size_t n_keep_nodes;
     struct sg_thresholds thresholds;
-    int threads; /* BLAS threads of both runs; 0: the BLAS default */
+    int threads;                  /* BLAS threads of both runs; 0: the BLAS default */
+    uint64_t max_loop_iterations; /* of both runs: sg_rt_opts.max_loop_iterations */
 };
 
 /* What the end-to-end compare made. Free with sg_verify_compare_free. */

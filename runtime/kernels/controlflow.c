@@ -23,6 +23,8 @@ static sg_status run_if(struct sg_kctx *k)
     sg_rt_value **outs = sg_kscratch(k, (g->n_outputs + 1) * sizeof *outs);
     if (!outs)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
+    /* A branch takes no inputs: one that declares some fails in
+     * sg_ksubgraph_run, which still sets every entry of outs. */
     sg_status st = sg_ksubgraph_run(k, g, 0, NULL, outs);
     for (uint32_t i = 0; i < g->n_outputs; i++) {
         if (!st)
@@ -40,15 +42,106 @@ static sg_status new_tensor(struct sg_kctx *k, int32_t dt, const int64_t *dims, 
     return st ? sg_kfail(k, st, "%s", d.msg) : SG_OK;
 }
 
-/* Stack T same-shaped tensors along a new axis `axis` (reversed when
- * `reverse`) into a new value; oi names the output in messages. */
-static sg_status stack_new(struct sg_kctx *k, uint32_t oi, sg_rt_value *const *items, int64_t T,
-                           int64_t axis, bool reverse, const sg_graph *body, uint32_t body_out,
-                           sg_rt_value **res)
+/*
+ * A scan output (or Scan-8's per-batch results) as it grows: the items of
+ * every iteration so far back to back in one block that doubles, held to
+ * max_tensor_bytes at every push. One allocation rather than a value per
+ * iteration keeps a long loop's memory at what its output holds. String
+ * items are kept too: their storage holds the bytes the entries point at.
+ */
+struct scan_acc {
+    int32_t dtype;
+    uint32_t rank;
+    int64_t dims[SG_MAX_RANK]; /* of one item */
+    size_t item_bytes;
+    int64_t n; /* items so far */
+    char *buf;
+    size_t cap;
+    sg_rt_value **keep; /* string items */
+};
+
+static void acc_free(struct scan_acc *a)
+{
+    for (int64_t i = 0; a->keep && i < a->n; i++)
+        sg_rt_value_unref(a->keep[i]);
+    sg_free(a->keep);
+    sg_free(a->buf);
+}
+
+/* Append v (the caller's reference is taken over) as item `it` of scan
+ * output oi. */
+static sg_status acc_push(struct sg_kctx *k, struct scan_acc *a, uint32_t oi, sg_rt_value *v,
+                          int64_t it)
+{
+    sg_status st = SG_OK;
+    char got[256], want[256];
+    if (!v || v->kind != SG_RT_TENSOR) {
+        st = sg_kfail(k, SG_ETYPE, "scan output %u is %s at iteration %lld, a tensor is needed", oi,
+                      v ? sg_rt_value_format(v, got, sizeof got) : "missing", (long long)it);
+        goto out;
+    }
+    if (a->n == 0) {
+        a->dtype = v->dtype;
+        a->rank = v->rank;
+        memcpy(a->dims, v->dims, v->rank * sizeof v->dims[0]);
+        a->item_bytes = (size_t)v->numel * sg_rt_elem_size(v->dtype);
+    } else if (v->dtype != a->dtype || v->rank != a->rank ||
+               memcmp(v->dims, a->dims, a->rank * sizeof a->dims[0])) {
+        sg_rt_dims_format(a->dims, a->rank, want, sizeof want);
+        st = sg_kfail(k, SG_ESHAPE, "scan output %u changes from %s%s to %s at iteration %lld", oi,
+                      sg_dtype_name(a->dtype), want, sg_rt_value_format(v, got, sizeof got),
+                      (long long)it);
+        goto out;
+    }
+    size_t need, limit = k->priv ? k->priv->max_tensor_bytes : 0;
+    if (__builtin_mul_overflow((size_t)(a->n + 1), a->item_bytes, &need) ||
+        (limit && need > limit)) {
+        st = sg_kfail(k, SG_ETOOBIG,
+                      "scan output %u of %lld items of %s grows over the limit of %zu bytes at "
+                      "iteration %lld",
+                      oi, (long long)(a->n + 1), sg_rt_value_format(v, got, sizeof got), limit,
+                      (long long)it);
+        goto out;
+    }
+    if (need > a->cap) {
+        size_t cap = a->cap ? a->cap : 256;
+        while (cap < need)
+            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        char *grown = sg_realloc(a->buf, cap);
+        if (!grown) {
+            st = sg_kfail(k, SG_ENOMEM, "out of memory for scan output %u (%zu bytes)", oi, cap);
+            goto out;
+        }
+        a->buf = grown;
+        a->cap = cap;
+    }
+    if (a->dtype == SG_DTYPE_STRING) {
+        sg_rt_value **keep = sg_realloc(a->keep, (size_t)(a->n + 1) * sizeof *keep);
+        if (!keep) {
+            st = sg_kfail(k, SG_ENOMEM, "out of memory");
+            goto out;
+        }
+        a->keep = keep;
+        keep[a->n] = v;
+        v = NULL;
+    }
+    if (a->item_bytes)
+        memcpy(a->buf + (size_t)a->n * a->item_bytes, v ? v->data : a->keep[a->n]->data,
+               a->item_bytes);
+    a->n++;
+out:
+    sg_rt_value_unref(v);
+    return st;
+}
+
+/* The items of a stacked along a new axis `axis` (reversed when `reverse`)
+ * into a new value; oi names the output in messages; when no item came,
+ * an empty tensor of body output body_out's declared type. */
+static sg_status acc_value(struct sg_kctx *k, const struct scan_acc *a, uint32_t oi, int64_t axis,
+                           bool reverse, const sg_graph *body, uint32_t body_out, sg_rt_value **res)
 {
     *res = NULL;
-    if (T == 0) {
-        /* No iteration ran: an empty tensor of the body's declared type. */
+    if (a->n == 0) {
         const sg_type *t = body_out < body->n_outputs ? body->outputs[body_out]->type : NULL;
         int32_t dt =
             t && t->kind == SG_TYPE_TENSOR && t->has_elem_type ? t->elem_type : SG_DTYPE_FLOAT;
@@ -58,88 +151,54 @@ static sg_status stack_new(struct sg_kctx *k, uint32_t oi, sg_rt_value *const *i
             r = t->shape->rank + 1;
             for (uint32_t d = 1; d < r; d++) {
                 const sg_dim *sd = &t->shape->dims[d - 1];
-                dims[d] = sd->kind == SG_DIM_VALUE ? sd->value : 0;
+                dims[d] = sd->kind == SG_DIM_VALUE && sd->value >= 0 ? sd->value : 0;
             }
         }
         return new_tensor(k, dt, dims, r, res);
     }
-    const sg_rt_value *f = items[0];
-    for (int64_t t = 1; t < T; t++)
-        if (items[t]->kind != SG_RT_TENSOR || items[t]->dtype != f->dtype ||
-            items[t]->rank != f->rank ||
-            memcmp(items[t]->dims, f->dims, f->rank * sizeof f->dims[0]))
-            return sg_kfail(k, SG_ESHAPE, "scan output %u changes from %s to %s at iteration %lld",
-                            oi, sg_kshape(k, f), sg_kshape(k, items[t]), (long long)t);
-    if (f->kind != SG_RT_TENSOR)
-        return sg_kfail(k, SG_ETYPE, "scan output %u is not a tensor", oi);
-    uint32_t r = f->rank + 1;
+    uint32_t r = a->rank + 1;
     if (axis < 0)
         axis += r;
     if (axis < 0 || axis >= r || r > SG_MAX_RANK)
-        return sg_kfail(k, SG_ERANGE, "scan output axis %lld is out of range", (long long)axis);
-    int64_t dims[SG_MAX_RANK], outer = 1, inner = 1;
-    for (uint32_t d = 0, s = 0; d < r; d++) {
-        dims[d] = d == axis ? T : f->dims[s++];
-        if (d < axis)
-            outer *= dims[d];
-        else if (d > axis)
-            inner *= dims[d];
+        return sg_kfail(k, SG_ERANGE, "scan output %u: axis %lld is out of range for rank %u", oi,
+                        (long long)axis, r);
+    /* The block is [T, item...]; the output puts T at `axis`. */
+    int64_t T = a->n, dims[SG_MAX_RANK], bdims[SG_MAX_RANK], bstr[SG_MAX_RANK], str[SG_MAX_RANK];
+    bdims[0] = T;
+    memcpy(bdims + 1, a->dims, a->rank * sizeof a->dims[0]);
+    sg_rt_strides(bdims, r, bstr);
+    int64_t off = reverse ? (T - 1) * bstr[0] : 0;
+    for (uint32_t d = 0, s = 1; d < r; d++) {
+        uint32_t from = d == axis ? 0 : s++;
+        dims[d] = bdims[from];
+        str[d] = from == 0 && reverse ? -bstr[0] : bstr[from];
     }
     sg_rt_value *Y;
-    sg_status st = new_tensor(k, f->dtype, dims, r, &Y);
+    sg_status st = new_tensor(k, a->dtype, dims, r, &Y);
     if (st)
         return st;
-    *res = Y;
-    size_t row = (size_t)inner * sg_rt_elem_size(f->dtype);
-    for (int64_t t = 0; t < T; t++) {
-        const sg_rt_value *x = items[reverse ? T - 1 - t : t];
-        for (int64_t o = 0; o < outer; o++)
-            memcpy((char *)Y->data + (size_t)(o * T + t) * row, (const char *)x->data + o * row,
-                   row);
-    }
-    if (f->dtype == SG_DTYPE_STRING) {
+    sg_rt_copy_strided(Y->data, a->buf, sg_rt_elem_size(a->dtype), r, dims, str, off);
+    if (a->dtype == SG_DTYPE_STRING) {
         Y->storage->interned = false;
-        if (sg__rt_intern_strings(Y))
+        if (sg__rt_intern_strings(Y)) {
+            sg_rt_value_unref(Y);
             return sg_kfail(k, SG_ENOMEM, "out of memory");
+        }
     }
+    *res = Y;
     return SG_OK;
 }
 
-static sg_status stack(struct sg_kctx *k, uint32_t oi, sg_rt_value *const *items, int64_t T,
-                       int64_t axis, bool reverse, const sg_graph *body, uint32_t body_out)
+/* acc_value as output oi. */
+static sg_status acc_output(struct sg_kctx *k, const struct scan_acc *a, uint32_t oi, int64_t axis,
+                            bool reverse, const sg_graph *body, uint32_t body_out)
 {
     sg_rt_value *v;
-    sg_status st = stack_new(k, oi, items, T, axis, reverse, body, body_out, &v);
+    sg_status st = acc_value(k, a, oi, axis, reverse, body, body_out, &v);
     if (!st)
         st = sg_kout_value(k, oi, v);
     sg_rt_value_unref(v);
     return st;
-}
-
-struct item_list {
-    sg_rt_value **v;
-    int64_t n, cap;
-};
-
-static sg_status list_push(struct item_list *l, sg_rt_value *v)
-{
-    if (l->n == l->cap) {
-        int64_t cap = l->cap ? l->cap * 2 : 16;
-        sg_rt_value **g = sg_realloc(l->v, (size_t)cap * sizeof *g);
-        if (!g)
-            return SG_ENOMEM;
-        l->v = g;
-        l->cap = cap;
-    }
-    l->v[l->n++] = v;
-    return SG_OK;
-}
-
-static void list_free(struct item_list *l)
-{
-    for (int64_t i = 0; i < l->n; i++)
-        sg_rt_value_unref(l->v[i]);
-    sg_free(l->v);
 }
 
 static sg_status scalar(struct sg_kctx *k, int32_t dt, int64_t v, sg_rt_value **out)
@@ -148,6 +207,26 @@ static sg_status scalar(struct sg_kctx *k, int32_t dt, int64_t v, sg_rt_value **
     if (st)
         return st;
     sg_rt_set_i64(*out, 0, v);
+    return SG_OK;
+}
+
+/* After iteration `it`: the carried values within max_tensor_bytes (a
+ * sequence appended to every iteration grows without any node making a
+ * large tensor). */
+static sg_status check_carried(struct sg_kctx *k, sg_rt_value *const *v, uint32_t n, int64_t it)
+{
+    size_t limit = k->priv ? k->priv->max_tensor_bytes : 0;
+    for (uint32_t i = 0; limit && i < n; i++) {
+        size_t bytes = sg__rt_value_bytes(v[i]);
+        if (bytes > limit) {
+            char what[256];
+            return sg_kfail(k, SG_ETOOBIG,
+                            "loop-carried value %u (%s, %zu bytes) is over the limit of %zu bytes "
+                            "after iteration %lld",
+                            i, sg_rt_value_format(v[i], what, sizeof what), bytes, limit,
+                            (long long)it);
+        }
+    }
     return SG_OK;
 }
 
@@ -170,20 +249,21 @@ static sg_status run_loop(struct sg_kctx *k)
     int64_t max_trip = INT64_MAX;
     bool cond = true;
     if (M) {
-        if (M->numel != 1)
+        if (M->kind != SG_RT_TENSOR || M->numel != 1)
             return sg_kfail(k, SG_ESHAPE, "M must hold one value, got %s", sg_kshape(k, M));
         max_trip = sg_rt_get_i64(M, 0);
     }
     if (C) {
-        if (C->numel != 1)
+        if (C->kind != SG_RT_TENSOR || C->numel != 1)
             return sg_kfail(k, SG_ESHAPE, "cond must hold one value, got %s", sg_kshape(k, C));
         cond = sg_rt_get_f64(C, 0) != 0;
     }
+    uint64_t limit = k->priv ? k->priv->max_loop_iterations : SG_RT_MAX_LOOP_ITERATIONS;
     sg_status st = SG_OK;
     uint32_t nb_in = body->n_inputs, nb_out = body->n_outputs;
     sg_rt_value **in = sg_calloc(nb_in + 1, sizeof *in);
     sg_rt_value **out = sg_calloc(nb_out + 1, sizeof *out);
-    struct item_list *scans = sg_calloc(n_scan + 1, sizeof *scans);
+    struct scan_acc *scans = sg_calloc(n_scan + 1, sizeof *scans);
     if (!in || !out || !scans) {
         st = sg_kfail(k, SG_ENOMEM, "out of memory");
         goto done;
@@ -192,6 +272,13 @@ static sg_status run_loop(struct sg_kctx *k)
         in[2 + i] = sg_rt_value_ref(k->in[2 + i]);
     int64_t it = 0;
     for (; it < max_trip && cond; it++) {
+        if ((uint64_t)it >= limit) {
+            st = sg_kfail(k, SG_ERANGE,
+                          "stopped at the limit of %llu iterations (trip count %lld%s): raise "
+                          "max_loop_iterations for a longer loop",
+                          (unsigned long long)limit, (long long)max_trip, M ? "" : ", none given");
+            goto done;
+        }
         if ((st = scalar(k, SG_DTYPE_INT64, it, &in[0])) ||
             (st = scalar(k, SG_DTYPE_BOOL, cond, &in[1])))
             goto done;
@@ -212,12 +299,13 @@ static sg_status run_loop(struct sg_kctx *k)
             in[2 + i] = out[1 + i];
             out[1 + i] = NULL;
         }
+        if ((st = check_carried(k, in + 2, n_carried, it)))
+            goto done;
         for (uint32_t j = 0; j < n_scan; j++) {
-            if (list_push(&scans[j], out[1 + n_carried + j])) {
-                st = sg_kfail(k, SG_ENOMEM, "out of memory");
-                goto done;
-            }
+            sg_rt_value *v = out[1 + n_carried + j];
             out[1 + n_carried + j] = NULL;
+            if ((st = acc_push(k, &scans[j], n_carried + j, v, it)))
+                goto done;
         }
         for (uint32_t i = 0; i < nb_out; i++) {
             sg_rt_value_unref(out[i]);
@@ -227,14 +315,14 @@ static sg_status run_loop(struct sg_kctx *k)
     for (uint32_t i = 0; i < n_carried && !st; i++)
         st = sg_kout_value(k, i, in[2 + i]);
     for (uint32_t j = 0; j < n_scan && !st; j++)
-        st = stack(k, n_carried + j, scans[j].v, scans[j].n, 0, false, body, 1 + n_carried + j);
+        st = acc_output(k, &scans[j], n_carried + j, 0, false, body, 1 + n_carried + j);
 done:
     for (uint32_t i = 0; in && i < nb_in; i++)
         sg_rt_value_unref(in[i]);
     for (uint32_t i = 0; out && i < nb_out; i++)
         sg_rt_value_unref(out[i]);
     for (uint32_t j = 0; scans && j < n_scan; j++)
-        list_free(&scans[j]);
+        acc_free(&scans[j]);
     sg_free(in);
     sg_free(out);
     sg_free(scans);
@@ -272,7 +360,7 @@ static sg_status slice_at(struct sg_kctx *k, const sg_rt_value *X, uint32_t axis
 static sg_status scan_once(struct sg_kctx *k, const sg_graph *body, uint32_t n_state,
                            const sg_rt_value *const *state0, uint32_t n_sin,
                            const sg_rt_value *const *sin, sg_rt_value **final_state,
-                           struct item_list *scans, uint32_t n_sout)
+                           struct scan_acc *scans, uint32_t n_sout)
 {
     const int64_t *in_axes = NULL, *in_dirs = NULL;
     int64_t nia = sg_kattr_ints(k, "scan_input_axes", &in_axes);
@@ -327,11 +415,10 @@ static sg_status scan_once(struct sg_kctx *k, const sg_graph *body, uint32_t n_s
             out[i] = NULL;
         }
         for (uint32_t j = 0; j < n_sout; j++) {
-            if (list_push(&scans[j], out[n_state + j])) {
-                st = sg_kfail(k, SG_ENOMEM, "out of memory");
-                goto done;
-            }
+            sg_rt_value *v = out[n_state + j];
             out[n_state + j] = NULL;
+            if ((st = acc_push(k, &scans[j], n_state + j, v, t)))
+                goto done;
         }
     }
     for (uint32_t i = 0; i < n_state; i++) {
@@ -356,7 +443,7 @@ static sg_status run_scan(struct sg_kctx *k)
         return sg_kfail(k, SG_EINVAL, "body or num_scan_inputs is missing");
     bool v8 = k->opset < 9;
     uint32_t first = v8 ? 1 : 0; /* opset 8: input 0 is sequence_lens */
-    if (k->n_in < first + (uint32_t)n_sin)
+    if (n_sin > k->n_in || k->n_in < first + (uint32_t)n_sin)
         return sg_kfail(k, SG_EARITY, "%u inputs for %lld scan inputs", k->n_in, (long long)n_sin);
     uint32_t n_state = k->n_in - first - (uint32_t)n_sin;
     if (body->n_outputs < n_state)
@@ -369,8 +456,11 @@ static sg_status run_scan(struct sg_kctx *k)
     int64_t nod = sg_kattr_ints(k, "scan_output_directions", &out_dirs);
     if (v8)
         noa = nod = -1;
-    struct item_list *scans = sg_calloc(n_sout + 1, sizeof *scans);
+    struct scan_acc *scans = sg_calloc(n_sout + 1, sizeof *scans);
     sg_rt_value **fin = sg_calloc(n_state + 1, sizeof *fin);
+    /* Opset 8: per batch, the final states and the scan outputs. */
+    struct scan_acc *bstate = NULL, *bscan = NULL;
+    sg_rt_value **slices = NULL;
     sg_status st = SG_OK;
     if (!scans || !fin) {
         st = sg_kfail(k, SG_ENOMEM, "out of memory");
@@ -384,81 +474,76 @@ static sg_status run_scan(struct sg_kctx *k)
         for (uint32_t j = 0; j < n_sout && !st; j++) {
             int64_t a = noa > (int64_t)j ? out_axes[j] : 0;
             bool rev = nod > (int64_t)j && out_dirs[j];
-            st = stack(k, n_state + j, scans[j].v, scans[j].n, a, rev, body, n_state + j);
+            st = acc_output(k, &scans[j], n_state + j, a, rev, body, n_state + j);
         }
         goto done;
     }
     /* Opset 8: every input has a leading batch axis; scan each batch. */
-    {
-        int64_t B = -1;
-        for (uint32_t i = first; i < k->n_in; i++) {
-            const sg_rt_value *x = sg_kin(k, i);
-            if (!x || x->rank < 1)
-                return sg_kfail(k, SG_ESHAPE, "input %u needs a batch axis", i);
-            if (B >= 0 && x->dims[0] != B)
-                return sg_kfail(k, SG_ESHAPE, "inputs differ in batch size");
-            B = x->dims[0];
-        }
-        struct item_list *bstate = sg_calloc(n_state + 1, sizeof *bstate);
-        struct item_list *bscan = sg_calloc(n_sout + 1, sizeof *bscan);
-        sg_rt_value **slices = sg_calloc(k->n_in + 1, sizeof *slices);
-        if (!bstate || !bscan || !slices) {
-            sg_free(bstate);
-            sg_free(bscan);
-            sg_free(slices);
-            st = sg_kfail(k, SG_ENOMEM, "out of memory");
+    int64_t B = -1;
+    for (uint32_t i = first; i < k->n_in; i++) {
+        const sg_rt_value *x = sg_kin(k, i);
+        if (!x || x->rank < 1) {
+            st = sg_kfail(k, SG_ESHAPE, "input %u needs a batch axis", i);
             goto done;
         }
-        for (int64_t b = 0; b < B && !st; b++) {
-            for (uint32_t i = first; i < k->n_in && !st; i++)
-                st = slice_at(k, k->in[i], 0, b, &slices[i]);
-            struct item_list *sc = sg_calloc(n_sout + 1, sizeof *sc);
-            if (!st && !sc)
-                st = sg_kfail(k, SG_ENOMEM, "out of memory");
-            if (!st)
-                st = scan_once(
-                    k, body, n_state, (const sg_rt_value *const *)slices + first, (uint32_t)n_sin,
-                    (const sg_rt_value *const *)slices + first + n_state, fin, sc, n_sout);
-            for (uint32_t i = first; i < k->n_in; i++) {
-                sg_rt_value_unref(slices[i]);
-                slices[i] = NULL;
-            }
-            for (uint32_t i = 0; i < n_state && !st; i++) {
-                if (list_push(&bstate[i], fin[i]))
-                    st = sg_kfail(k, SG_ENOMEM, "out of memory");
-                else
-                    fin[i] = NULL;
-            }
-            for (uint32_t j = 0; j < n_sout && sc && !st; j++) {
-                /* This batch's scan outputs, stacked along time. */
-                sg_rt_value *v = NULL;
-                st = stack_new(k, n_state + j, sc[j].v, sc[j].n, 0, false, body, n_state + j, &v);
-                if (!st && list_push(&bscan[j], v)) {
-                    sg_rt_value_unref(v);
-                    st = sg_kfail(k, SG_ENOMEM, "out of memory");
-                }
-            }
-            for (uint32_t j = 0; sc && j < n_sout; j++)
-                list_free(&sc[j]);
-            sg_free(sc);
+        if (B >= 0 && x->dims[0] != B) {
+            st = sg_kfail(k, SG_ESHAPE, "inputs differ in batch size");
+            goto done;
         }
-        for (uint32_t i = 0; i < n_state && !st; i++)
-            st = stack(k, i, bstate[i].v, bstate[i].n, 0, false, body, i);
-        for (uint32_t j = 0; j < n_sout && !st; j++)
-            st = stack(k, n_state + j, bscan[j].v, bscan[j].n, 0, false, body, n_state + j);
-        for (uint32_t i = 0; i < n_state; i++)
-            list_free(&bstate[i]);
-        for (uint32_t j = 0; j < n_sout; j++)
-            list_free(&bscan[j]);
-        sg_free(bstate);
-        sg_free(bscan);
-        sg_free(slices);
+        B = x->dims[0];
     }
+    bstate = sg_calloc(n_state + 1, sizeof *bstate);
+    bscan = sg_calloc(n_sout + 1, sizeof *bscan);
+    slices = sg_calloc(k->n_in + 1, sizeof *slices);
+    if (!bstate || !bscan || !slices) {
+        st = sg_kfail(k, SG_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int64_t b = 0; b < B && !st; b++) {
+        for (uint32_t i = first; i < k->n_in && !st; i++)
+            st = slice_at(k, k->in[i], 0, b, &slices[i]);
+        struct scan_acc *sc = sg_calloc(n_sout + 1, sizeof *sc);
+        if (!st && !sc)
+            st = sg_kfail(k, SG_ENOMEM, "out of memory");
+        if (!st)
+            st = scan_once(k, body, n_state, (const sg_rt_value *const *)slices + first,
+                           (uint32_t)n_sin, (const sg_rt_value *const *)slices + first + n_state,
+                           fin, sc, n_sout);
+        for (uint32_t i = first; i < k->n_in; i++) {
+            sg_rt_value_unref(slices[i]);
+            slices[i] = NULL;
+        }
+        for (uint32_t i = 0; i < n_state && !st; i++) {
+            st = acc_push(k, &bstate[i], i, fin[i], b);
+            fin[i] = NULL;
+        }
+        for (uint32_t j = 0; j < n_sout && sc && !st; j++) {
+            /* This batch's scan outputs, stacked along time. */
+            sg_rt_value *v = NULL;
+            st = acc_value(k, &sc[j], n_state + j, 0, false, body, n_state + j, &v);
+            if (!st)
+                st = acc_push(k, &bscan[j], n_state + j, v, b);
+        }
+        for (uint32_t j = 0; sc && j < n_sout; j++)
+            acc_free(&sc[j]);
+        sg_free(sc);
+    }
+    for (uint32_t i = 0; i < n_state && !st; i++)
+        st = acc_output(k, &bstate[i], i, 0, false, body, i);
+    for (uint32_t j = 0; j < n_sout && !st; j++)
+        st = acc_output(k, &bscan[j], n_state + j, 0, false, body, n_state + j);
 done:
+    for (uint32_t i = 0; bstate && i < n_state; i++)
+        acc_free(&bstate[i]);
+    for (uint32_t j = 0; bscan && j < n_sout; j++)
+        acc_free(&bscan[j]);
+    sg_free(bstate);
+    sg_free(bscan);
+    sg_free(slices);
     for (uint32_t i = 0; fin && i < n_state; i++)
         sg_rt_value_unref(fin[i]);
     for (uint32_t j = 0; scans && j < n_sout; j++)
-        list_free(&scans[j]);
+        acc_free(&scans[j]);
     sg_free(scans);
     sg_free(fin);
     return st;

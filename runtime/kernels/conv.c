@@ -21,6 +21,7 @@
  */
 #include "gemm_nchw.h"
 #include "sg_blas.h"
+#include "sg_dims.h"
 #include "window.h"
 
 #include <limits.h>
@@ -436,7 +437,29 @@ static void win_2d(const struct sg_win *w, struct sg_win *v)
     v->dil[1] = w->dil[0];
     v->pad0[1] = w->pad0[0];
     v->pad1[1] = w->pad1[0];
-    sg_win_sizes(v);
+    (void)sg_win_sizes(v); /* the sizes of w: they fit */
+}
+
+/*
+ * Whether a group convolution of one input channel per group takes the
+ * phase-plane path: 1-D or 2-D, and phase planes of a size like the
+ * input's. Strides or dilations far past the kernel make stride^2 planes
+ * of mostly padding (past int64 for attributes near 2^62): those convolve
+ * through im2col, which allocates only what the output needs.
+ */
+static bool use_depthwise(const struct conv *p)
+{
+    const struct sg_win *w = &p->w;
+    if (p->Cg != 1 || w->n > 2)
+        return false;
+    struct sg_win v;
+    win_2d(w, &v);
+    int64_t qh = (v.k[0] - 1) * v.dil[0] / v.stride[0], qw = (v.k[1] - 1) * v.dil[1] / v.stride[1];
+    int64_t hq, wq, planes, n, budget;
+    return sg_dim_add(v.out[0], qh + 1, &hq) && sg_dim_add(v.out[1], qw, &wq) &&
+           sg_dim_mul(v.stride[0], v.stride[1], &planes) && sg_dim_mul(hq, wq, &n) &&
+           sg_dim_mul(planes, n, &n) && sg_dim_add(v.in_size, v.out_size, &budget) &&
+           n <= 4 * budget + 65536;
 }
 
 /* y[m * ld + i] = v[m] for m < rows, i < n: the bias the GEMMs then add to. */
@@ -511,7 +534,7 @@ static void gemm_post_d(bool own, int64_t rows, int64_t n, int64_t K, const doub
     {                                                                                              \
         const struct sg_win *g = &p->w;                                                            \
         int64_t K = p->Cg * g->k_size, ol = g->out[g->n - 1], outer = ol ? g->out_size / ol : 0;   \
-        bool pointwise = g->k_size == 1, depthwise = p->Cg == 1 && g->n <= 2;                      \
+        bool pointwise = g->k_size == 1, depthwise = use_depthwise(p);                             \
         bool own = sizeof(T) == sizeof(float) && sg_blas_threads() == 1;                           \
         for (uint32_t d = 0; d < g->n; d++)                                                        \
             if (g->stride[d] != 1 || g->pad0[d] || g->pad1[d])                                     \
@@ -631,7 +654,7 @@ static sg_status conv_setup(struct sg_kctx *k, const sg_rt_value *X, const sg_rt
     } else {
         p->Cg = W->dims[1];
         p->M = W->dims[0];
-        if (p->Cg * p->group != p->C || p->M % p->group)
+        if (p->C % p->group || p->Cg != p->C / p->group || p->M % p->group)
             return sg_kfail(k, SG_ESHAPE,
                             "input X %s has %lld channels but weight W %s takes %lld per group "
                             "for %lld groups (and its %lld output channels must divide by the "
@@ -672,7 +695,7 @@ static sg_status conv_scratch(struct sg_kctx *k, struct conv *p, size_t esz, voi
     /* A chunk of im2col columns, or the phase planes of a depthwise conv. */
     p->cr = chunk_rows(g, p->Cg * g->k_size, esz);
     size_t n = (size_t)(p->Cg * g->k_size * p->cr * g->out[g->n - 1]) + 1;
-    if (p->Cg == 1 && g->n <= 2) {
+    if (use_depthwise(p)) {
         struct sg_win v;
         win_2d(g, &v);
         size_t nd = (size_t)depthwise_scratch(&v) + 1;
@@ -696,6 +719,20 @@ static void out_dims(const struct conv *p, const int64_t *sp, int64_t *od)
 
 /* ------------------------------------------------------------- Conv */
 
+/* Y [N, M, out...] of a convolution whose kernel holds no element (a zero
+ * spatial dim or no input channel per group): every output is its bias, or
+ * 0, through the fused clamp if any. */
+static void conv_empty(const sg_rt_value *B, sg_rt_value *Y, int64_t M, const struct sg_post *po)
+{
+    int64_t plane = Y->dims[0] && M ? Y->numel / (Y->dims[0] * M) : 0;
+    for (int64_t i = 0; i < Y->numel; i++) {
+        double v = B ? sg_rt_get_f64(B, (i / plane) % M) : 0;
+        if (po && po->on)
+            v = v < po->lo ? po->lo : v > po->hi ? po->hi : v;
+        sg_rt_set_f64(Y, i, v);
+    }
+}
+
 static sg_status run_conv(struct sg_kctx *k)
 {
     const sg_rt_value *X = sg_kin(k, 0), *W = sg_kin(k, 1), *B = sg_kin(k, 2);
@@ -714,12 +751,16 @@ static sg_status run_conv(struct sg_kctx *k)
         return st;
     if (!Y->numel)
         return SG_OK;
+    struct sg_post po = {false, -INFINITY, INFINITY};
+    po.on = sg_kpost(k, &po.lo, &po.hi);
+    if (p.Cg * p.w.k_size == 0) {
+        conv_empty(B, Y, p.M, &po);
+        return SG_OK;
+    }
     void *col;
     if ((st = conv_scratch(k, &p, X->dtype == SG_DTYPE_DOUBLE ? sizeof(double) : sizeof(float),
                            &col)))
         return st;
-    struct sg_post po = {false, -INFINITY, INFINITY};
-    po.on = sg_kpost(k, &po.lo, &po.hi);
     if (X->dtype == SG_DTYPE_DOUBLE) {
         conv_d(&p, X->data, W->data, B ? B->data : NULL, Y->data, col, &po);
         return SG_OK;
@@ -793,18 +834,33 @@ static sg_status run_conv_transpose(struct sg_kctx *k)
     /* g->in holds X's spatial dims for now; the geometry is then turned
      * around so that g describes the forward conv from Y to X. */
     for (uint32_t d = 0; d < n; d++) {
-        int64_t in = g->in[d], s = g->stride[d], ek = (g->k[d] - 1) * g->dil[d] + 1;
-        int64_t full = s * (in - 1) + opad[d] + ek, out;
-        if (nos > 0 || auto_pad == 1 || auto_pad == 2) {
-            out = nos > 0 ? os[nos - n + d] : in * s;
-            int64_t total = full - out, half = sg_win_floordiv(total, 2);
-            g->pad0[d] = auto_pad == 1 ? half : total - half;
-            g->pad1[d] = total - g->pad0[d];
-        } else {
+        /* ek = (k - 1) * dil + 1; full = stride * (in - 1) + output_padding + ek */
+        int64_t in = g->in[d], s = g->stride[d], ek, full, out, total;
+        bool ok = sg_dim_mul(g->k[d] - 1, g->dil[d], &ek) && sg_dim_add(ek, 1, &ek) &&
+                  sg_dim_mul(s, in - 1, &full) && sg_dim_add(full, opad[d], &full) &&
+                  sg_dim_add(full, ek, &full);
+        if (ok && (nos > 0 || auto_pad == 1 || auto_pad == 2)) {
+            if (nos > 0)
+                out = os[nos - n + d];
+            else
+                ok = sg_dim_mul(in, s, &out);
+            ok = ok && sg_dim_sub(full, out, &total);
+            if (ok) {
+                int64_t half = sg_win_floordiv(total, 2);
+                g->pad0[d] = auto_pad == 1 ? half : total - half;
+                g->pad1[d] = total - g->pad0[d];
+            }
+        } else if (ok) {
             if (auto_pad == 3)
                 g->pad0[d] = g->pad1[d] = 0;
-            out = full - g->pad0[d] - g->pad1[d];
+            ok = sg_dim_sub(full, g->pad0[d], &out) && sg_dim_sub(out, g->pad1[d], &out);
         }
+        if (!ok)
+            return sg_kfail(k, SG_ERANGE,
+                            "the output size on spatial axis %u overflows (input X %s, kernel "
+                            "%lld, stride %lld, dilation %lld)",
+                            d, sg_kshape(k, X), (long long)g->k[d], (long long)s,
+                            (long long)g->dil[d]);
         if (out < 0)
             return sg_kfail(k, SG_ESHAPE, "output size %lld on spatial axis %u for input X %s",
                             (long long)out, d, sg_kshape(k, X));
@@ -812,7 +868,8 @@ static sg_status run_conv_transpose(struct sg_kctx *k)
         g->out[d] = in;
         g->in[d] = out;
     }
-    sg_win_sizes(g);
+    if ((st = sg_win_sizes_k(k, g)))
+        return st;
     int64_t od[SG_MAX_RANK];
     out_dims(&p, oshape, od);
     sg_rt_value *Y;
@@ -820,6 +877,10 @@ static sg_status run_conv_transpose(struct sg_kctx *k)
         return st;
     if (!Y->numel)
         return SG_OK;
+    if (p.Cg * p.Mg * g->k_size == 0) { /* nothing to scatter: the bias */
+        conv_empty(B, Y, p.M, NULL);
+        return SG_OK;
+    }
     int64_t dims[3] = {p.Mg * g->k_size, g->out_size, p.Cg};
     if ((st = check_blas(k, dims, 3)))
         return st;
@@ -919,13 +980,19 @@ static sg_status int_conv(struct sg_kctx *k, uint32_t xi, uint32_t xz, uint32_t 
         (st = zero_point(k, wz, "w_zero_point", W, p->M, &nz)))
         return st;
     out_dims(p, p->w.out, od);
+    int64_t ny;
+    if (!sg_dims_extent(od, p->w.n + 2, sizeof(double), &ny))
+        return sg_kfail(k, SG_ERANGE, "output %s is too large", sg_kdims(k, od, p->w.n + 2));
     double *x = shifted_input(k, X, sg_kin(k, xz)), *w = shifted_weight(k, W, sg_kin(k, wz), p->M);
-    int64_t ny = p->N * p->M * p->w.out_size;
     *Yd = sg_kscratch(k, (size_t)(ny + 1) * sizeof(double));
     if (!x || !w || !*Yd)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
     if (!ny)
         return SG_OK;
+    if (p->Cg * p->w.k_size == 0) { /* an empty kernel sums nothing */
+        memset(*Yd, 0, (size_t)ny * sizeof(double));
+        return SG_OK;
+    }
     void *col;
     if ((st = conv_scratch(k, p, sizeof(double), &col)))
         return st;
@@ -1035,7 +1102,9 @@ static sg_status run_col2im(struct sg_kctx *k)
             return sg_kfail(k, SG_EINVAL, "bad image_shape %s or block_shape %s",
                             sg_kdims(k, img, w.n), sg_kdims(k, blk, w.n));
         w.k[d] = blk[d];
-        kprod *= blk[d];
+        if (!sg_dim_mul(kprod, blk[d], &kprod))
+            return sg_kfail(k, SG_ERANGE, "block_shape %s has too many elements",
+                            sg_kdims(k, blk, w.n));
     }
     int64_t od[SG_MAX_RANK];
     od[0] = X->dims[0];

@@ -9,6 +9,7 @@
  * centre, width, height (1); a box of zero area overlaps nothing.
  */
 #include "rt_impl.h"
+#include "sg_dims.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -94,13 +95,18 @@ static sg_status run_nms(struct sg_kctx *k)
     if (cpb != 0 && cpb != 1)
         return sg_kfail(k, SG_EINVAL, "center_point_box must be 0 or 1, got %lld", (long long)cpb);
     int64_t nb = B->dims[0], nbox = B->dims[1], ncls = S->dims[1];
-    int64_t maxk = maxd > (double)nbox ? nbox : (int64_t)maxd;
+    int64_t maxk = maxd > (double)nbox ? nbox : sg_dim_from_double(maxd);
     if (maxk < 0)
         maxk = 0;
+    /* At most maxk <= nbox picks per batch and class: a part of scores. */
+    int64_t npick = nb * ncls * maxk;
+    size_t sel_bytes;
+    if (!sg_dims_nbytes(npick, 3 * sizeof(int64_t), &sel_bytes))
+        return sg_kfail(k, SG_ERANGE, "%lld selections do not fit memory", (long long)npick);
     struct cand *c = sg_kscratch(k, (size_t)(nbox + 1) * sizeof *c);
     float *box = sg_kscratch(k, (size_t)(nbox * 4 + 1) * sizeof *box);
     int64_t *kept = sg_kscratch(k, (size_t)(maxk + 1) * sizeof *kept);
-    int64_t *sel = sg_kscratch(k, (size_t)(nb * ncls * maxk * 3 + 1) * sizeof *sel);
+    int64_t *sel = sg_kscratch(k, sel_bytes + sizeof *sel);
     if (!c || !box || !kept || !sel)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
     int64_t nsel = 0;

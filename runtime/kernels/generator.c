@@ -9,6 +9,7 @@
  * one model give the same values (they cannot match another runtime's).
  */
 #include "rt_impl.h"
+#include "sg_dims.h"
 
 #include <math.h>
 #include <string.h>
@@ -109,7 +110,7 @@ static sg_status run_range(struct sg_kctx *k)
         if (d == 0)
             return sg_kfail(k, SG_EINVAL, "delta is 0");
         double c = ceil((l - s) / d);
-        n = c > 0 ? (int64_t)c : 0;
+        n = c > 0 ? sg_dim_from_double(c) : 0; /* NaN: none; huge: refused by sg_kout */
         if ((st = sg_kout(k, 0, S->dtype, &n, 1, &Y)))
             return st;
         /* Accumulate in the output type, as the reference does. */
@@ -126,13 +127,20 @@ static sg_status run_range(struct sg_kctx *k)
     int64_t s = sg_rt_get_i64(S, 0), l = sg_rt_get_i64(L, 0), d = sg_rt_get_i64(D, 0);
     if (d == 0)
         return sg_kfail(k, SG_EINVAL, "delta is 0");
-    n = (l - s) / d + ((l - s) % d != 0 && ((l - s) > 0) == (d > 0));
-    if (n < 0)
-        n = 0;
+    /* ceil((l - s) / d), in 128 bits: l - s may not fit int64. */
+    __int128 span = (__int128)l - s, q = span / d;
+    if (span % d != 0 && (span > 0) == (d > 0))
+        q++;
+    if (q > INT64_MAX)
+        return sg_kfail(k, SG_ERANGE, "range(%lld, %lld, %lld) has more than 2^63 elements",
+                        (long long)s, (long long)l, (long long)d);
+    n = q < 0 ? 0 : (int64_t)q;
     if ((st = sg_kout(k, 0, S->dtype, &n, 1, &Y)))
         return st;
+    /* Every s + i * d lies between s and l; the wrap-around sum gets it
+     * even where i * d alone would overflow. */
     for (int64_t i = 0; i < n; i++)
-        sg_rt_set_i64(Y, i, s + i * d);
+        sg_rt_set_i64(Y, i, (int64_t)((uint64_t)s + (uint64_t)i * (uint64_t)d));
     return SG_OK;
 }
 
@@ -147,7 +155,9 @@ static sg_status run_eyelike(struct sg_kctx *k)
     sg_status st = sg_kout(k, 0, dt, X->dims, 2, &Y);
     if (st)
         return st;
-    for (int64_t i = 0; i < X->dims[0]; i++) {
+    /* A diagonal off the matrix (|k| at least a dim) has no ones: this
+     * also keeps i + k within int64. */
+    for (int64_t i = 0; off > -X->dims[0] && off < X->dims[1] && i < X->dims[0]; i++) {
         int64_t j = i + off;
         if (j >= 0 && j < X->dims[1])
             sg_rt_set_f64(Y, i * X->dims[1] + j, 1);
@@ -160,7 +170,7 @@ static sg_status run_onehot(struct sg_kctx *k)
     const sg_rt_value *I = sg_kin(k, 0), *Dp = sg_kin(k, 1), *V = sg_kin(k, 2);
     if (!Dp || Dp->numel != 1 || !V || V->numel != 2)
         return sg_kfail(k, SG_ESHAPE, "depth must be a scalar and values hold two elements");
-    int64_t depth = (int64_t)sg_rt_get_f64(Dp, 0);
+    int64_t depth = sg_dim_from_double(sg_rt_get_f64(Dp, 0));
     if (depth <= 0)
         return sg_kfail(k, SG_ERANGE, "depth %lld must be positive", (long long)depth);
     uint32_t r = I->rank + 1, axis;
@@ -184,7 +194,7 @@ static sg_status run_onehot(struct sg_kctx *k)
         memcpy((char *)Y->data + i * (int64_t)es, off, es);
     for (int64_t o = 0; o < outer; o++)
         for (int64_t in = 0; in < inner; in++) {
-            int64_t idx = (int64_t)sg_rt_get_f64(I, o * inner + in);
+            int64_t idx = sg_dim_from_double(sg_rt_get_f64(I, o * inner + in));
             if (idx < 0)
                 idx += depth;
             if (idx < 0 || idx >= depth)
@@ -247,7 +257,7 @@ static struct rng rng_for(const struct sg_kctx *k)
     const sg_attr *a = sg_kattr(k, "seed");
     struct rng r = {0x5eed};
     if (a && a->type == SG_ATTR_FLOAT) {
-        r.s = (uint64_t)(int64_t)a->f;
+        r.s = (uint64_t)sg_dim_from_double(a->f);
     } else {
         const char *name = k->node->name ? k->node->name : "";
         for (const char *p = name; *p; p++)

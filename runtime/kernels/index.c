@@ -29,6 +29,16 @@ static sg_status get_index(struct sg_kctx *k, const sg_rt_value *I, int64_t i, i
     return SG_OK;
 }
 
+/* True when index tensor I (of X's rank) is no larger than X on every axis
+ * but `axis`: the positions it addresses besides that axis lie in X. */
+static bool fits_besides(const sg_rt_value *I, const sg_rt_value *X, uint32_t axis)
+{
+    for (uint32_t d = 0; d < I->rank; d++)
+        if (d != axis && I->dims[d] > X->dims[d])
+            return false;
+    return true;
+}
+
 static bool is_index_type(const sg_rt_value *I)
 {
     return I->dtype == SG_DTYPE_INT64 || I->dtype == SG_DTYPE_INT32;
@@ -78,7 +88,7 @@ static sg_status run_gather_elements(struct sg_kctx *k)
     sg_status st = sg_kaxis(k, sg_kattr_int(k, "axis", 0), X->rank, &axis);
     if (st)
         return st;
-    if (I->rank != X->rank || !is_index_type(I))
+    if (I->rank != X->rank || !is_index_type(I) || !fits_besides(I, X, axis))
         return sg_kfail(k, SG_ESHAPE, "indices %s do not match data %s", sg_kshape(k, I),
                         sg_kshape(k, X));
     sg_rt_value *Y;
@@ -114,6 +124,9 @@ static sg_status run_gather_nd(struct sg_kctx *k)
     if (m < 1 || b + m > X->rank)
         return sg_kfail(k, SG_ESHAPE, "index depth %lld does not fit data %s", (long long)m,
                         sg_kshape(k, X));
+    if (memcmp(I->dims, X->dims, (size_t)b * sizeof X->dims[0]))
+        return sg_kfail(k, SG_ESHAPE, "indices %s and data %s differ in their %lld batch dims",
+                        sg_kshape(k, I), sg_kshape(k, X), (long long)b);
     int64_t dims[SG_MAX_RANK], batch = 1, inner = 1;
     uint32_t r = 0;
     for (int64_t d = 0; d < I->rank - 1; d++)
@@ -198,8 +211,12 @@ static sg_status run_scatter_elements(struct sg_kctx *k)
     sg_status st = sg_kaxis(k, sg_kattr_int(k, "axis", 0), X->rank, &axis);
     if (st || (st = reduction(k, &red)))
         return st;
+    if (U->dtype != X->dtype || !is_index_type(I))
+        return sg_kfail(k, SG_ETYPE,
+                        "updates %s must have the type of data %s, indices %s int32/64",
+                        sg_kshape(k, U), sg_kshape(k, X), sg_kshape(k, I));
     if (I->rank != X->rank || U->rank != I->rank ||
-        memcmp(I->dims, U->dims, I->rank * sizeof I->dims[0]))
+        memcmp(I->dims, U->dims, I->rank * sizeof I->dims[0]) || !fits_besides(I, X, axis))
         return sg_kfail(k, SG_ESHAPE, "indices %s and updates %s do not fit data %s",
                         sg_kshape(k, I), sg_kshape(k, U), sg_kshape(k, X));
     sg_rt_value *Y;
@@ -231,6 +248,10 @@ static sg_status run_scatter_nd(struct sg_kctx *k)
     sg_status st = reduction(k, &red);
     if (st)
         return st;
+    if (U->dtype != X->dtype || !is_index_type(I))
+        return sg_kfail(k, SG_ETYPE,
+                        "updates %s must have the type of data %s, indices %s int32/64",
+                        sg_kshape(k, U), sg_kshape(k, X), sg_kshape(k, I));
     if (I->rank < 1)
         return sg_kfail(k, SG_ESHAPE, "indices %s need rank >= 1", sg_kshape(k, I));
     int64_t m = I->dims[I->rank - 1];

@@ -38,9 +38,11 @@ static sg_status nll(struct sg_kctx *k, const double *lp, int64_t N, int64_t C, 
     const sg_attr *ia = sg_kattr(k, "ignore_index");
     bool has_ignore = ia && ia->type == SG_ATTR_INT;
     int64_t ignore = has_ignore ? ia->i : 0;
-    if (W && (W->rank != 1 || W->dims[0] != C))
-        return sg_kfail(k, SG_ESHAPE, "weights %s do not match %lld classes", sg_kshape(k, W),
-                        (long long)C);
+    if (W && (W->rank != 1 || W->dims[0] != C || W->dtype != dtype))
+        return sg_kfail(k, SG_ESHAPE, "weights %s do not match %lld classes of %s", sg_kshape(k, W),
+                        (long long)C, sg_dtype_name(dtype));
+    if (!sg_dtype_is_int(T->dtype))
+        return sg_kfail(k, SG_ETYPE, "targets %s must be integers", sg_kshape(k, T));
     sg_rt_value *Y;
     if (red == RED_NONE)
         st = sg_kout(k, oi, dtype, T->dims, T->rank, &Y);

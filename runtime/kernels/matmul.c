@@ -9,6 +9,7 @@
 #include "sg_blas.h"
 
 #include <math.h>
+#include <limits.h>
 #include <string.h>
 
 /* C[M,N] (+)= A[M,K] * B[K,N] for one matrix, any dtype, through doubles or
@@ -52,6 +53,15 @@ static const sg_rt_value *as_f32(struct sg_kctx *k, const sg_rt_value *v)
     w->dtype = SG_DTYPE_FLOAT;
     w->data = (void *)f;
     return w;
+}
+
+/* Fails unless the GEMM dimensions fit BLAS's int arguments. */
+static sg_status blas_fits(struct sg_kctx *k, int64_t M, int64_t N, int64_t K)
+{
+    if (M > INT_MAX || N > INT_MAX || K > INT_MAX)
+        return sg_kfail(k, SG_ETOOBIG, "a GEMM of %lld x %lld x %lld exceeds the BLAS int range",
+                        (long long)M, (long long)N, (long long)K);
+    return SG_OK;
 }
 
 /* Y = A0 @ B0 by numpy rules, as output oi (oi < 0: a new tensor in *made
@@ -132,9 +142,11 @@ static sg_status matmul_core(struct sg_kctx *k, const sg_rt_value *A0, const sg_
         if (bd[d] != 1)
             b_shared = false;
     if (b_shared && batches > 1) {
-        M *= batches;
+        M *= batches; /* rows of Y: it fits */
         batches = 1;
     }
+    if ((dt == SG_DTYPE_FLOAT || dt == SG_DTYPE_DOUBLE) && (st = blas_fits(k, M, N, K)))
+        return st;
     while (sg_bcast_next(&b) || batches == 1) {
         int64_t nrun = batches == 1 ? 1 : b.run;
         for (int64_t r = 0; r < nrun; r++) {
@@ -230,6 +242,8 @@ static sg_status run_gemm(struct sg_kctx *k)
     if (!Y->numel)
         goto done;
     if (dt == SG_DTYPE_FLOAT || dt == SG_DTYPE_DOUBLE) {
+        if ((st = blas_fits(k, M, N, K)))
+            return st;
         int lda = (int)A->dims[1], ldb = (int)B->dims[1];
         if (M == 1 && dt == SG_DTYPE_FLOAT) {
             /* One row (a batch-1 classifier): a GEMV, without the packing

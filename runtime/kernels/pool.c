@@ -58,19 +58,20 @@ static double inv(double p)
             memset(o, 0, n * sizeof o[0]);                                                         \
             for (int64_t oi = 0; oi < w->out_size; oi++, sg_win_next(o, w->out, n)) {              \
                 bool empty = false;                                                                \
-                int64_t padded = 1, valid = 1;                                                     \
+                double padded = 1; /* can pass int64 with huge pads */                             \
+                int64_t valid = 1;                                                                 \
                 for (uint32_t d = 0; d < n; d++) {                                                 \
                     int64_t s = o[d] * w->stride[d] - w->pad0[d], dd = w->dil[d];                  \
                     start[d] = s;                                                                  \
-                    klo[d] = s >= 0 ? 0 : (-s + dd - 1) / dd;                                      \
-                    int64_t h = w->in[d] - s <= 0 ? 0 : (w->in[d] - s + dd - 1) / dd;              \
+                    klo[d] = s >= 0 ? 0 : sg_dim_ceildiv(-s, dd);                                  \
+                    int64_t h = w->in[d] - s <= 0 ? 0 : sg_dim_ceildiv(w->in[d] - s, dd);          \
                     khi[d] = h < w->k[d] ? h : w->k[d];                                            \
                     if (khi[d] <= klo[d])                                                          \
                         empty = true;                                                              \
                     valid *= khi[d] - klo[d];                                                      \
                     int64_t e = w->in[d] + w->pad1[d] - s;                                         \
-                    e = e <= 0 ? 0 : (e + dd - 1) / dd;                                            \
-                    padded *= e < w->k[d] ? e : w->k[d];                                           \
+                    e = e <= 0 ? 0 : sg_dim_ceildiv(e, dd);                                        \
+                    padded *= (double)(e < w->k[d] ? e : w->k[d]);                                 \
                 }                                                                                  \
                 double acc = P->mode == PMAX ? -INFINITY : 0;                                      \
                 int64_t arg = -1;                                                                  \
@@ -118,8 +119,7 @@ static double inv(double p)
                     }                                                                              \
                 }                                                                                  \
                 if (P->mode == PAVG)                                                               \
-                    acc = (P->count_pad ? padded : valid) ? acc / (P->count_pad ? padded : valid)  \
-                                                          : 0;                                     \
+                    acc = valid ? acc / (P->count_pad ? padded : (double)valid) : 0;               \
                 else if (P->mode == PLP)                                                           \
                     acc = P->p == 2 ? sqrt(acc) : P->p == 1 ? acc : pow(acc, inv(P->p));           \
                 y[pl * w->out_size + oi] = (T)acc;                                                 \
@@ -155,10 +155,10 @@ DEF_POOL(double, d)
         int64_t dh = w->dil[0], dw = w->dil[1];                                                    \
         for (int64_t ow = 0; ow < OW; ow++) {                                                      \
             int64_t s = ow * sw - w->pad0[1], e = W + w->pad1[1] - s;                              \
-            clo[ow] = s >= 0 ? 0 : (-s + dw - 1) / dw;                                             \
-            chi[ow] = W - s <= 0 ? 0 : (W - s + dw - 1) / dw;                                      \
+            clo[ow] = s >= 0 ? 0 : sg_dim_ceildiv(-s, dw);                                         \
+            chi[ow] = W - s <= 0 ? 0 : sg_dim_ceildiv(W - s, dw);                                  \
             chi[ow] = chi[ow] < KW ? chi[ow] : KW;                                                 \
-            e = e <= 0 ? 0 : (e + dw - 1) / dw;                                                    \
+            e = e <= 0 ? 0 : sg_dim_ceildiv(e, dw);                                                \
             cpad[ow] = e < KW ? e : KW;                                                            \
         }                                                                                          \
         for (int64_t pl = 0; pl < planes; pl++) {                                                  \
@@ -166,10 +166,10 @@ DEF_POOL(double, d)
             T *yp = y + pl * OH * OW;                                                              \
             for (int64_t oh = 0; oh < OH; oh++) {                                                  \
                 int64_t hs = oh * sh - w->pad0[0], e = H + w->pad1[0] - hs;                        \
-                int64_t rlo = hs >= 0 ? 0 : (-hs + dh - 1) / dh;                                   \
-                int64_t rhi = H - hs <= 0 ? 0 : (H - hs + dh - 1) / dh;                            \
+                int64_t rlo = hs >= 0 ? 0 : sg_dim_ceildiv(-hs, dh);                               \
+                int64_t rhi = H - hs <= 0 ? 0 : sg_dim_ceildiv(H - hs, dh);                        \
                 rhi = rhi < KH ? rhi : KH;                                                         \
-                e = e <= 0 ? 0 : (e + dh - 1) / dh;                                                \
+                e = e <= 0 ? 0 : sg_dim_ceildiv(e, dh);                                            \
                 int64_t rpad = e < KH ? e : KH;                                                    \
                 if (!ind) {                                                                        \
                     /* Separable: reduce the window's rows into tmp (contiguous, vectorised),      \
@@ -194,8 +194,9 @@ DEF_POOL(double, d)
                             acc = mx ? (v > acc ? v : acc) : acc + v;                              \
                         }                                                                          \
                         if (!mx) {                                                                 \
-                            int64_t cnt = P->count_pad ? rpad * cpad[ow]                           \
-                                                       : (rhi - rlo) * (chi[ow] - clo[ow]);        \
+                            double cnt = P->count_pad                                              \
+                                             ? (double)rpad * (double)cpad[ow]                     \
+                                             : (double)((rhi - rlo) * (chi[ow] - clo[ow]));        \
                             acc = cnt > 0 && rhi > rlo && chi[ow] > clo[ow] ? acc / (T)cnt : 0;    \
                         }                                                                          \
                         yp[oh * OW + ow] = acc;                                                    \
@@ -224,8 +225,8 @@ DEF_POOL(double, d)
                             for (int64_t kw = clo[ow]; kw < chi[ow]; kw++)                         \
                                 acc += row[kw * dw];                                               \
                         }                                                                          \
-                        int64_t cnt =                                                              \
-                            P->count_pad ? rpad * cpad[ow] : (rhi - rlo) * (chi[ow] - clo[ow]);    \
+                        double cnt = P->count_pad ? (double)rpad * (double)cpad[ow]                \
+                                                  : (double)((rhi - rlo) * (chi[ow] - clo[ow]));   \
                         acc = cnt > 0 && rhi > rlo && chi[ow] > clo[ow] ? acc / (T)cnt : 0;        \
                     }                                                                              \
                     yp[oh * OW + ow] = acc;                                                        \
@@ -462,8 +463,21 @@ static sg_status run_max_unpool(struct sg_kctx *k)
     int64_t dd[SG_MAX_RANK], od[SG_MAX_RANK], dsize = 1, osize = 1;
     dd[0] = X->dims[0];
     dd[1] = X->dims[1];
-    for (uint32_t d = 0; d < w.n; d++)
-        dd[d + 2] = (X->dims[d + 2] - 1) * w.stride[d] + ks[d] - w.pad0[d] - w.pad1[d];
+    for (uint32_t d = 0; d < w.n; d++) {
+        /* (in - 1) * stride + kernel - pads */
+        int64_t v;
+        if (ks[d] < 1 || !sg_dim_mul(X->dims[d + 2] - 1, w.stride[d], &v) ||
+            !sg_dim_add(v, ks[d], &v) || !sg_dim_sub(v, w.pad0[d], &v) ||
+            !sg_dim_sub(v, w.pad1[d], &v))
+            return sg_kfail(k, SG_ERANGE,
+                            "kernel_shape %s, strides and pads give no output size on spatial "
+                            "axis %u for X %s",
+                            sg_kdims(k, ks, w.n), d, sg_kshape(k, X));
+        dd[d + 2] = v;
+    }
+    if (!sg_dims_numel(dd + 2, w.n, &dsize))
+        return sg_kfail(k, SG_ERANGE, "the unpooled shape %s is too large",
+                        sg_kdims(k, dd, X->rank));
     memcpy(od, dd, X->rank * sizeof od[0]);
     if (sg_kin(k, 2)) {
         const int64_t *os;
@@ -477,27 +491,27 @@ static sg_status run_max_unpool(struct sg_kctx *k)
         memcpy(od, os, X->rank * sizeof od[0]);
     }
     bool remap = false;
-    for (uint32_t d = 2; d < X->rank; d++) {
-        dsize *= dd[d];
-        osize *= od[d];
+    for (uint32_t d = 2; d < X->rank; d++)
         remap |= dd[d] != od[d];
-    }
     sg_rt_value *Y;
     if ((st = sg_kout(k, 0, X->dtype, od, X->rank, &Y)))
         return st;
+    (void)sg_dims_numel(od + 2, w.n, &osize); /* a part of Y's shape: it fits */
     size_t es = sg_rt_elem_size(X->dtype);
     const int64_t *ind = I->data;
     for (int64_t i = 0; i < X->numel; i++) {
         int64_t j = ind[i];
         if (remap && j >= 0 && dsize > 0) {
             int64_t plane = j / dsize, r = j % dsize, t = 0, mul = 1;
-            for (uint32_t d = X->rank; d-- > 2;) {
+            bool inside = plane < X->dims[0] * X->dims[1];
+            for (uint32_t d = X->rank; d-- > 2 && inside;) {
                 int64_t c = r % dd[d];
                 r /= dd[d];
-                t += (c < od[d] ? c : osize) * mul;
+                inside = c < od[d];
+                t += c * mul; /* < osize */
                 mul *= od[d];
             }
-            j = t < osize ? plane * osize + t : -1;
+            j = inside ? plane * osize + t : -1;
         }
         if (j < 0 || j >= Y->numel)
             return sg_kfail(k, SG_ERANGE, "index %lld at %lld is outside the output %s",
@@ -543,24 +557,26 @@ static sg_status run_max_roi_pool(struct sg_kctx *k)
     if ((st = sg_kout(k, 0, X->dtype, od, 4, &Y)))
         return st;
     for (int64_t r = 0; r < R->dims[0]; r++) {
-        int64_t b = (int64_t)sg_rt_get_f64(R, r * 5);
+        int64_t b = sg_dim_from_double(sg_rt_get_f64(R, r * 5));
         if (b < 0 || b >= X->dims[0])
             return sg_kfail(k, SG_ERANGE, "roi %lld has batch index %lld outside X %s",
                             (long long)r, (long long)b, sg_kshape(k, X));
-        int64_t sw = (int64_t)round(sg_rt_get_f64(R, r * 5 + 1) * scale);
-        int64_t sh = (int64_t)round(sg_rt_get_f64(R, r * 5 + 2) * scale);
-        int64_t ew = (int64_t)round(sg_rt_get_f64(R, r * 5 + 3) * scale);
-        int64_t eh = (int64_t)round(sg_rt_get_f64(R, r * 5 + 4) * scale);
+        /* Corners far outside the image saturate (sg_dim_from_double) and
+         * clip to it below, as any corner outside does. */
+        int64_t sw = sg_dim_from_double(round(sg_rt_get_f64(R, r * 5 + 1) * scale));
+        int64_t sh = sg_dim_from_double(round(sg_rt_get_f64(R, r * 5 + 2) * scale));
+        int64_t ew = sg_dim_from_double(round(sg_rt_get_f64(R, r * 5 + 3) * scale));
+        int64_t eh = sg_dim_from_double(round(sg_rt_get_f64(R, r * 5 + 4) * scale));
         int64_t rh = eh - sh + 1 > 1 ? eh - sh + 1 : 1, rw = ew - sw + 1 > 1 ? ew - sw + 1 : 1;
         double bh = (double)rh / (double)PH, bw = (double)rw / (double)PW;
         for (int64_t c = 0; c < C; c++) {
             int64_t plane = (b * C + c) * H * W;
             for (int64_t ph = 0; ph < PH; ph++)
                 for (int64_t pw = 0; pw < PW; pw++) {
-                    int64_t h0 = (int64_t)floor((double)ph * bh) + sh;
-                    int64_t h1 = (int64_t)ceil((double)(ph + 1) * bh) + sh;
-                    int64_t w0 = (int64_t)floor((double)pw * bw) + sw;
-                    int64_t w1 = (int64_t)ceil((double)(pw + 1) * bw) + sw;
+                    int64_t h0 = sg_dim_from_double(floor((double)ph * bh) + (double)sh);
+                    int64_t h1 = sg_dim_from_double(ceil((double)(ph + 1) * bh) + (double)sh);
+                    int64_t w0 = sg_dim_from_double(floor((double)pw * bw) + (double)sw);
+                    int64_t w1 = sg_dim_from_double(ceil((double)(pw + 1) * bw) + (double)sw);
                     h0 = h0 < 0 ? 0 : h0 > H ? H : h0;
                     h1 = h1 < 0 ? 0 : h1 > H ? H : h1;
                     w0 = w0 < 0 ? 0 : w0 > W ? W : w0;
@@ -577,6 +593,10 @@ static sg_status run_max_roi_pool(struct sg_kctx *k)
     }
     return SG_OK;
 }
+
+/* The most sampling points of one RoiAlign bin (sampling_ratio squared, or
+ * the roi's extent per bin when it is 0): 16M points, 768 MB of scratch. */
+#define MAX_GRID ((int64_t)1 << 24)
 
 /* One bilinear sample of RoiAlign: four input offsets and weights. */
 struct sample {
@@ -642,14 +662,21 @@ static sg_status run_roi_align(struct sg_kctx *k)
             rh = rh > 1 ? rh : 1;
         }
         double bh = rh / (double)PH, bw = rw / (double)PW;
-        int64_t gh = ratio > 0 ? ratio : (int64_t)ceil(rh / (double)PH);
-        int64_t gw = ratio > 0 ? ratio : (int64_t)ceil(rw / (double)PW);
+        int64_t gh = ratio > 0 ? ratio : sg_dim_from_double(ceil(rh / (double)PH));
+        int64_t gw = ratio > 0 ? ratio : sg_dim_from_double(ceil(rw / (double)PW));
         if (gh < 0)
             gh = 0;
         if (gw < 0)
             gw = 0;
-        double count = gh * gw > 1 ? (double)(gh * gw) : 1;
-        struct sample *smp = sg_kscratch(k, (size_t)(gh * gw + 1) * sizeof *smp);
+        /* One bin's sampling grid is kept: it must fit memory. */
+        int64_t grid;
+        if (!sg_dim_mul(gh, gw, &grid) || grid > MAX_GRID)
+            return sg_kfail(k, SG_ERANGE,
+                            "roi %lld needs a sampling grid of %lld x %lld points per bin (at "
+                            "most %lld)",
+                            (long long)r, (long long)gh, (long long)gw, (long long)MAX_GRID);
+        double count = grid > 1 ? (double)grid : 1;
+        struct sample *smp = sg_kscratch(k, (size_t)(grid + 1) * sizeof *smp);
         if (!smp)
             return sg_kfail(k, SG_ENOMEM, "out of memory");
         for (int64_t ph = 0; ph < PH; ph++)
@@ -662,8 +689,8 @@ static sg_status run_roi_align(struct sg_kctx *k)
                         double yy = y0 + (double)ph * bh + ((double)iy + .5) * bh / (double)gh;
                         double xx = x0 + (double)pw * bw + ((double)ix + .5) * bw / (double)gw;
                         memset(s, 0, sizeof *s);
-                        if (yy < -1.0 || yy > (double)H || xx < -1.0 || xx > (double)W)
-                            continue;
+                        if (!(yy >= -1.0 && yy <= (double)H && xx >= -1.0 && xx <= (double)W))
+                            continue; /* outside, or NaN */
                         yy = yy <= 0 ? 0 : yy;
                         xx = xx <= 0 ? 0 : xx;
                         int64_t yl = (int64_t)yy, xl = (int64_t)xx, yh, xh;

@@ -1,14 +1,25 @@
 /*
  * quantize.c - linear quantization: QuantizeLinear and DequantizeLinear
- * (per tensor; per axis from opset 13; float16/bfloat16 scales from 19;
- * blocks along the axis, int16/uint16 and output_dtype from 21),
- * DynamicQuantizeLinear, MatMulInteger and QLinearMatMul.
+ * (per tensor; per axis from opset 13; float16/bfloat16 scales and float8
+ * from 19; blocks along the axis, int16/uint16, uint4/int4 and
+ * output_dtype from 21; float4e2m1, QuantizeLinear's `precision` and
+ * DequantizeLinear's `output_dtype` from 23), DynamicQuantizeLinear,
+ * MatMulInteger and QLinearMatMul.
  *
- * Quantizing divides in float32 (as the ONNX reference does with float32
- * arrays; int32 inputs divide in double), rounds half to even and
- * saturates to the output type. The IR has no float8 or 4-bit types, so
- * the `saturate` attribute (which only concerns float8) never applies and
- * those outputs cannot occur.
+ * Quantizing divides x by the scale in the precision the ONNX reference
+ * uses: numpy's promotion of the two types (float32, float16 for two
+ * float16s, float64 for int32 x), from opset 23 the `precision` attribute
+ * or else the scale's type, as the spec says (the operands are rounded to
+ * it first). Integers then round half to even, add the zero point and
+ * saturate to the output type (int4 [-8, 7], uint4 [0, 15]); float8 rounds
+ * to nearest even with the `saturate` rules of Cast's tables of the same
+ * opset; float4e2m1 adds the zero point and rounds as Cast does. The zero
+ * point of a float8 or float4 type must be 0: the spec's formula would add
+ * it, the reference ignores it (QuantizeLinear) or refuses it
+ * (DequantizeLinear), so a result could not be vouched for.
+ * Dequantizing computes (x - zero point) * scale in float32, as the
+ * reference does, and rounds to the output type (the scale's, or
+ * output_dtype).
  *
  * The integer matrix products subtract the zero points (per tensor, per
  * row of A, per column of B) and multiply on BLAS in double, which is exact
@@ -18,7 +29,9 @@
  */
 #include "rt_impl.h"
 #include "sg_blas.h"
+#include "sg_dims.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -43,8 +56,58 @@ static bool qrange(int32_t dt, double *lo, double *hi)
     case SG_DTYPE_INT32:
         *lo = -2147483648.0, *hi = 2147483647.0;
         return true;
+    case SG_DTYPE_UINT4:
+        *lo = 0, *hi = 15;
+        return true;
+    case SG_DTYPE_INT4:
+        *lo = -8, *hi = 7;
+        return true;
     default:
         return false;
+    }
+}
+
+/* The quantized types of each opset, as QuantizeLinear's outputs and
+ * DequantizeLinear's inputs (int32 aside, which only DequantizeLinear
+ * takes). */
+static bool qtype_at(int32_t dt, int64_t opset)
+{
+    if (dt == SG_DTYPE_UINT8 || dt == SG_DTYPE_INT8)
+        return true;
+    if (sg_dtype_is_float8(dt))
+        return opset >= 19;
+    if (dt == SG_DTYPE_UINT16 || dt == SG_DTYPE_INT16 || dt == SG_DTYPE_UINT4 ||
+        dt == SG_DTYPE_INT4)
+        return opset >= 21;
+    return dt == SG_DTYPE_FLOAT4E2M1 && opset >= 23;
+}
+
+/* The zero point of a float8 or float4 tensor must be all zeros. */
+static sg_status zero_zp(struct sg_kctx *k, const sg_rt_value *Z)
+{
+    for (int64_t i = 0; Z && i < Z->numel; i++)
+        if (sg_rt_get_f64(Z, i) != 0)
+            return sg_kfail(k, SG_EUNSUPPORTED,
+                            "zero point %s is not 0 (element %lld): for %s the spec's formula "
+                            "would add it and the ONNX reference ignores or refuses it",
+                            sg_kshape(k, Z), (long long)i, sg_dtype_name(Z->dtype));
+    return SG_OK;
+}
+
+/* v rounded to float type dt (float64: unchanged). Operands of a
+ * division already in dt: computing in double and rounding once is the
+ * correctly rounded result in dt. */
+static double round_to(int32_t dt, double v)
+{
+    switch (dt) {
+    case SG_DTYPE_FLOAT:
+        return (float)v;
+    case SG_DTYPE_FLOAT16:
+        return sg_half_to_float(sg_float_to_half((float)v));
+    case SG_DTYPE_BFLOAT16:
+        return sg_bf16_to_float(sg_float_to_bf16((float)v));
+    default:
+        return v;
     }
 }
 
@@ -62,6 +125,10 @@ static inline int64_t qget(const sg_rt_value *v, int64_t i)
         return ((const int16_t *)v->data)[i];
     case SG_DTYPE_INT32:
         return ((const int32_t *)v->data)[i];
+    case SG_DTYPE_INT4:
+        return ((const int8_t *)v->data)[i]; /* held one per byte */
+    case SG_DTYPE_UINT4:
+        return ((const uint8_t *)v->data)[i];
     default:
         return sg_rt_get_i64(v, i);
     }
@@ -83,15 +150,23 @@ static inline void qput(sg_rt_value *v, int64_t i, double x)
     case SG_DTYPE_INT16:
         ((int16_t *)v->data)[i] = (int16_t)x;
         break;
+    case SG_DTYPE_INT4:
+        ((int8_t *)v->data)[i] = (int8_t)x;
+        break;
+    case SG_DTYPE_UINT4:
+        ((uint8_t *)v->data)[i] = (uint8_t)x;
+        break;
     default:
         ((int32_t *)v->data)[i] = (int32_t)x;
         break;
     }
 }
 
+/* x saturated to [lo, hi]; NaN gives lo (0 for unsigned types) instead of
+ * an undefined conversion to an integer. */
 static inline double clampd(double x, double lo, double hi)
 {
-    return x < lo ? lo : x > hi ? hi : x;
+    return x != x ? (lo > 0 ? lo : hi < 0 ? hi : 0) : x < lo ? lo : x > hi ? hi : x;
 }
 
 /* How the scale and zero point map onto x: one value, one per index of
@@ -124,7 +199,10 @@ static sg_status qmap_make(struct sg_kctx *k, const sg_rt_value *X, const sg_rt_
     q->outer = 1;
     q->D = 1;
     q->inner = X->numel;
-    if (Z && (Z->rank != S->rank || memcmp(Z->dims, S->dims, S->rank * sizeof S->dims[0])))
+    /* One value either way ([] and [1]) is one shape, as the reference and
+     * ONNX's own backend tests take it. */
+    bool one = Z && Z->numel == 1 && S->numel == 1 && Z->rank <= 1 && S->rank <= 1;
+    if (Z && !one && (Z->rank != S->rank || memcmp(Z->dims, S->dims, S->rank * sizeof S->dims[0])))
         return sg_kfail(k, SG_ESHAPE, "zero point %s and %s %s differ in shape", sg_kshape(k, Z),
                         sn, sg_kshape(k, S));
     int64_t block = k->opset >= 21 ? sg_kattr_int(k, "block_size", 0) : 0;
@@ -147,7 +225,7 @@ static sg_status qmap_make(struct sg_kctx *k, const sg_rt_value *X, const sg_rt_
         else if (d > axis)
             q->inner *= X->dims[d];
     if (block > 0) {
-        bool ok = S->rank == X->rank && S->dims[axis] == (X->dims[axis] + block - 1) / block;
+        bool ok = S->rank == X->rank && S->dims[axis] == sg_dim_ceildiv(X->dims[axis], block);
         for (uint32_t d = 0; ok && d < X->rank; d++)
             ok = d == axis || S->dims[d] == X->dims[d];
         if (!ok)
@@ -173,42 +251,71 @@ static sg_status qmap_make(struct sg_kctx *k, const sg_rt_value *X, const sg_rt_
 
 /* ---------------------------------------------- Quantize / Dequantize */
 
+/* The precision QuantizeLinear divides in (see the top of the file). */
+static int32_t division_dtype(struct sg_kctx *k, int32_t x, int32_t s)
+{
+    if (k->opset >= 23) {
+        int64_t p = sg_kattr_int(k, "precision", 0);
+        return p ? (int32_t)p : s;
+    }
+    if (x == SG_DTYPE_INT32 || s == SG_DTYPE_INT32)
+        return SG_DTYPE_DOUBLE;
+    return x == s ? x : SG_DTYPE_FLOAT;
+}
+
 static sg_status run_quantize(struct sg_kctx *k)
 {
     const sg_rt_value *X = sg_kin(k, 0), *S = sg_kin(k, 1), *Z = sg_kin(k, 2);
+    bool half = X->dtype == SG_DTYPE_FLOAT16 || X->dtype == SG_DTYPE_BFLOAT16;
+    if (X->dtype != SG_DTYPE_FLOAT && X->dtype != SG_DTYPE_INT32 && !(half && k->opset >= 19))
+        return sg_kfail(k, SG_ETYPE, "cannot quantize %s at opset %lld", sg_kshape(k, X),
+                        (long long)k->opset);
     if (!S)
         return sg_kfail(k, SG_EUNDEF, "y_scale is required");
-    if (!sg_dtype_is_float(S->dtype))
+    if (!sg_dtype_is_float(S->dtype) && !(k->opset >= 23 && S->dtype == SG_DTYPE_INT32))
         return sg_kfail(k, SG_ETYPE, "y_scale must be a float tensor, got %s", sg_kshape(k, S));
     int32_t odt = SG_DTYPE_UINT8;
+    int64_t attr_dt = k->opset >= 21 ? sg_kattr_int(k, "output_dtype", 0) : 0;
+    if (Z && attr_dt && attr_dt != Z->dtype)
+        return sg_kfail(k, SG_ETYPE, "output_dtype %s differs from y_zero_point %s",
+                        sg_dtype_name((int32_t)attr_dt), sg_kshape(k, Z));
     if (Z)
         odt = Z->dtype;
-    else if (k->opset >= 21 && sg_kattr_int(k, "output_dtype", 0) != 0)
-        odt = (int32_t)sg_kattr_int(k, "output_dtype", 0);
-    double lo, hi;
-    if (!qrange(odt, &lo, &hi) || odt == SG_DTYPE_INT32 ||
-        (k->opset < 21 && odt != SG_DTYPE_UINT8 && odt != SG_DTYPE_INT8))
+    else if (attr_dt)
+        odt = (int32_t)attr_dt;
+    if (!qtype_at(odt, k->opset))
         return sg_kfail(k, SG_ETYPE, "cannot quantize to %s at opset %lld", sg_dtype_name(odt),
                         (long long)k->opset);
+    int32_t pdt = division_dtype(k, X->dtype, S->dtype);
+    if (!sg_dtype_is_float(pdt))
+        return sg_kfail(k, SG_ETYPE, "precision %s is not a float type", sg_dtype_name(pdt));
+    bool narrow = sg_dtype_is_float8(odt) || odt == SG_DTYPE_FLOAT4E2M1;
+    sg_status st;
+    if (narrow && (st = zero_zp(k, Z)))
+        return st;
+    unsigned flags = (sg_kattr_int(k, "saturate", 1) ? SG_FP8_SATURATE : 0) |
+                     (k->opset < 24 ? SG_FP8_INF_NAN : 0);
     struct qmap q;
-    sg_status st = qmap_make(k, X, S, Z, &q);
-    if (st)
+    if ((st = qmap_make(k, X, S, Z, &q)))
         return st;
     sg_rt_value *Y;
     if ((st = sg_kout(k, 0, odt, X->dims, X->rank, &Y)))
         return st;
-    const float *s = sg_kfloats(k, S);
-    const float *xf = X->dtype == SG_DTYPE_INT32 ? NULL : sg_kfloats(k, X);
-    if (!s || (X->dtype != SG_DTYPE_INT32 && !xf))
-        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    double lo = 0, hi = 0;
+    qrange(odt, &lo, &hi);
     for (int64_t o = 0, i = 0; o < q.outer; o++)
         for (int64_t a = 0; a < q.D; a++)
             for (int64_t j = 0; j < q.inner; j++, i++) {
                 int64_t si = qmap_index(&q, o, a, j);
-                double zp = Z ? (double)qget(Z, si) : 0;
-                double v = xf ? (double)rintf(xf[i] / s[si])
-                              : rint((double)((const int32_t *)X->data)[i] / (double)s[si]);
-                qput(Y, i, clampd(v + zp, lo, hi));
+                double x = round_to(pdt, sg_rt_get_f64(X, i));
+                double v = round_to(pdt, x / round_to(pdt, sg_rt_get_f64(S, si)));
+                if (sg_dtype_is_float8(odt))
+                    ((uint8_t *)Y->data)[i] = sg_float_to_fp8(odt, v, flags);
+                else if (odt == SG_DTYPE_FLOAT4E2M1) /* + a zero 0: -0 becomes +0 */
+                    ((uint8_t *)Y->data)[i] =
+                        sg_float_to_fp4((float)(v + (Z ? sg_rt_get_f64(Z, si) : 0)));
+                else
+                    qput(Y, i, clampd(rint(v) + (Z ? (double)qget(Z, si) : 0), lo, hi));
             }
     return SG_OK;
 }
@@ -216,9 +323,7 @@ static sg_status run_quantize(struct sg_kctx *k)
 static sg_status run_dequantize(struct sg_kctx *k)
 {
     const sg_rt_value *X = sg_kin(k, 0), *S = sg_kin(k, 1), *Z = sg_kin(k, 2);
-    double lo, hi;
-    if (!qrange(X->dtype, &lo, &hi) ||
-        (k->opset < 21 && (X->dtype == SG_DTYPE_INT16 || X->dtype == SG_DTYPE_UINT16)))
+    if (X->dtype != SG_DTYPE_INT32 && !qtype_at(X->dtype, k->opset))
         return sg_kfail(k, SG_ETYPE, "cannot dequantize %s at opset %lld", sg_kshape(k, X),
                         (long long)k->opset);
     if (!S)
@@ -229,11 +334,21 @@ static sg_status run_dequantize(struct sg_kctx *k)
     if (Z && Z->dtype != X->dtype)
         return sg_kfail(k, SG_ETYPE, "x_zero_point %s and x %s differ in type", sg_kshape(k, Z),
                         sg_kshape(k, X));
+    bool narrow = sg_dtype_is_float8(X->dtype) || X->dtype == SG_DTYPE_FLOAT4E2M1;
+    sg_status st;
+    if (narrow && (st = zero_zp(k, Z)))
+        return st;
     struct qmap q;
-    sg_status st = qmap_make(k, X, S, Z, &q);
-    if (st)
+    if ((st = qmap_make(k, X, S, Z, &q)))
         return st;
     int32_t odt = k->opset >= 19 ? S->dtype : SG_DTYPE_FLOAT;
+    int64_t attr_dt = k->opset >= 23 ? sg_kattr_int(k, "output_dtype", 0) : 0;
+    if (attr_dt) {
+        odt = (int32_t)attr_dt;
+        if (!sg_dtype_is_float(odt) || odt == SG_DTYPE_DOUBLE)
+            return sg_kfail(k, SG_ETYPE, "output_dtype %s is not float32, float16 or bfloat16",
+                            sg_dtype_name(odt));
+    }
     sg_rt_value *Y;
     if ((st = sg_kout(k, 0, odt, X->dims, X->rank, &Y)))
         return st;
@@ -245,6 +360,10 @@ static sg_status run_dequantize(struct sg_kctx *k)
         for (int64_t a = 0; a < q.D; a++)
             for (int64_t j = 0; j < q.inner; j++, i++) {
                 int64_t si = qmap_index(&q, o, a, j);
+                if (narrow) {
+                    y[i] = (float)sg_rt_get_f64(X, i) * s[si];
+                    continue;
+                }
                 int64_t zp = Z ? qget(Z, si) : 0;
                 y[i] = (float)(qget(X, i) - zp) * s[si];
             }
@@ -378,7 +497,13 @@ static sg_status qmatmul(struct sg_kctx *k, const struct qmat *A, const struct q
         od[(*orank)++] = M;
     if (!B->vec)
         od[(*orank)++] = N;
-    *C = sg_kscratch(k, (size_t)(b.numel * M * N + 1) * sizeof **C);
+    int64_t nc;
+    if (!sg_dims_extent(od, *orank, sizeof **C, &nc))
+        return sg_kfail(k, SG_ERANGE, "output %s is too large", sg_kdims(k, od, *orank));
+    if (M > INT_MAX || N > INT_MAX || K > INT_MAX)
+        return sg_kfail(k, SG_ETOOBIG, "a GEMM of %lld x %lld x %lld exceeds the BLAS int range",
+                        (long long)M, (long long)N, (long long)K);
+    *C = sg_kscratch(k, (size_t)(nc + 1) * sizeof **C);
     if (!*C)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
     if (M * N == 0)
@@ -487,19 +612,27 @@ static sg_status run_qlinear_matmul(struct sg_kctx *k)
     return SG_OK;
 }
 
+/* The quantized types of each version (qtype_at); QuantizeLinear's masks
+ * hold its inputs and outputs both (SG_KF_OUT_TYPES). */
 #define Q_IN (SG_KT_F32 | SG_KT(SG_DTYPE_INT32))
+#define Q_IN19 (Q_IN | SG_KT_F16 | SG_KT_BF16)
 #define Q_INT (SG_KT(SG_DTYPE_INT8) | SG_KT(SG_DTYPE_UINT8))
-#define Q_INT21 (Q_INT | SG_KT(SG_DTYPE_INT16) | SG_KT(SG_DTYPE_UINT16))
+#define Q_INT19 (Q_INT | SG_KT_F8)
+#define Q_INT21 (Q_INT19 | SG_KT(SG_DTYPE_INT16) | SG_KT(SG_DTYPE_UINT16) | SG_KT_INT4)
+#define Q_INT23 (Q_INT21 | SG_KT_F4)
+#define Q_OUT SG_KF_OUT_TYPES
 
 static const struct sg_kernel kernels[] = {
-    {"", "QuantizeLinear", 10, 0, Q_IN, 0, run_quantize, "rro"},
-    {"", "QuantizeLinear", 13, 0, Q_IN, 0, run_quantize, "rro"},
-    {"", "QuantizeLinear", 19, 0, Q_IN | SG_KT_F16 | SG_KT_BF16, 0, run_quantize, "rro"},
-    {"", "QuantizeLinear", 21, 0, Q_IN | SG_KT_F16 | SG_KT_BF16, 0, run_quantize, "rro"},
+    {"", "QuantizeLinear", 10, 0, Q_IN | Q_INT, Q_OUT, run_quantize, "rro"},
+    {"", "QuantizeLinear", 13, 0, Q_IN | Q_INT, Q_OUT, run_quantize, "rro"},
+    {"", "QuantizeLinear", 19, 0, Q_IN19 | Q_INT19, Q_OUT, run_quantize, "rro"},
+    {"", "QuantizeLinear", 21, 0, Q_IN19 | Q_INT21, Q_OUT, run_quantize, "rro"},
+    {"", "QuantizeLinear", 23, 0, Q_IN19 | Q_INT23, Q_OUT, run_quantize, "rro"},
     {"", "DequantizeLinear", 10, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
     {"", "DequantizeLinear", 13, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
-    {"", "DequantizeLinear", 19, 0, Q_INT | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
+    {"", "DequantizeLinear", 19, 0, Q_INT19 | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
     {"", "DequantizeLinear", 21, 0, Q_INT21 | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
+    {"", "DequantizeLinear", 23, 0, Q_INT23 | SG_KT(SG_DTYPE_INT32), 0, run_dequantize, "rro"},
     {"", "DynamicQuantizeLinear", 11, 0, SG_KT_F32, 0, run_dynamic_quantize, "r"},
     {"", "MatMulInteger", 10, 0, Q_INT, 0, run_matmul_integer, "rroo"},
     {"", "QLinearMatMul", 10, 0, Q_INT, 0, run_qlinear_matmul, "rrrrrrrr"},

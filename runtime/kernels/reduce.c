@@ -249,6 +249,11 @@ static sg_status run_arg(struct sg_kctx *k)
     if (st)
         return st;
     int64_t dims[SG_MAX_RANK], outer = 1, inner = 1, n = X->dims[axis];
+    /* No element, no index: ONNX's reference (numpy's argmax) refuses it
+     * whatever the other dims are. */
+    if (n == 0)
+        return sg_kfail(k, SG_ESHAPE, "axis %u of %s is empty: there is no %s to index", axis,
+                        sg_kshape(k, X), max ? "maximum" : "minimum");
     uint32_t r = 0;
     for (uint32_t d = 0; d < X->rank; d++) {
         if (d < axis)

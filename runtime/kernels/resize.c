@@ -23,6 +23,7 @@
  * the reference does).
  */
 #include "rt_impl.h"
+#include "sg_dims.h"
 
 #include <math.h>
 #include <string.h>
@@ -139,9 +140,9 @@ static int64_t n_taps(const struct rsz *r, uint32_t d)
     case IM_NEAREST:
         return 1;
     case IM_LINEAR:
-        return r->antialias ? 2 - 2 * (int64_t)(floor(-1 / s) + 1) : 2;
+        return r->antialias ? 2 - 2 * sg_dim_from_double(floor(-1 / s) + 1) : 2;
     case IM_CUBIC:
-        return r->antialias ? 2 - 2 * (int64_t)(floor(-2 / s) + 1) : 4;
+        return r->antialias ? 2 - 2 * sg_dim_from_double(floor(-2 / s) + 1) : 4;
     }
     return 1;
 }
@@ -180,7 +181,7 @@ static void make_taps(const struct rsz *r, uint32_t d, int64_t o, struct taps *t
             i = r->scale[d] < 1 ? ceil(x) : floor(x);
             break;
         }
-        int64_t k = (int64_t)i;
+        int64_t k = sg_dim_from_double(i); /* x may lie far outside (a roi) */
         idx[0] = k < 0 ? 0 : k >= in ? in - 1 : k;
         w[0] = 1;
         t->cnt[o] = 1;
@@ -188,7 +189,7 @@ static void make_taps(const struct rsz *r, uint32_t d, int64_t o, struct taps *t
     }
     double s = r->scale[d] < 1 ? r->scale[d] : 1, sum = 0;
     if (r->mode == IM_LINEAR) {
-        start = r->antialias ? (int64_t)(floor(-1 / s) + 1) : 0;
+        start = r->antialias ? sg_dim_from_double(floor(-1 / s) + 1) : 0;
         n = 2 - 2 * start;
         for (int64_t k = 0; k < n; k++) {
             double a = r->antialias ? fabs((double)(start + k) - ratio) * s
@@ -196,13 +197,14 @@ static void make_taps(const struct rsz *r, uint32_t d, int64_t o, struct taps *t
             w[k] = a < 1 ? 1 - a : 0;
         }
     } else {
-        start = r->antialias ? (int64_t)(floor(-2 / s) + 1) : -1;
+        start = r->antialias ? sg_dim_from_double(floor(-2 / s) + 1) : -1;
         n = 2 - 2 * start;
         for (int64_t k = 0; k < n; k++)
             w[k] = cubic_kernel(((double)(start + k) - ratio) * (r->antialias ? s : 1), r->cubic_a);
     }
+    int64_t i0 = sg_dim_from_double(x0);
     for (int64_t k = 0; k < n; k++) {
-        int64_t i = (int64_t)x0 + start + k;
+        int64_t i = i0 + start + k;
         if (r->exclude_outside && (i < 0 || i >= in))
             w[k] = 0;
         idx[k] = i < 0 ? 0 : i >= in ? in - 1 : i;
@@ -395,10 +397,16 @@ static sg_status do_resize(struct sg_kctx *k, struct rsz *r)
                         sg_kdims(k, r->out, r->rank));
     struct taps t[SG_MAX_RANK];
     for (uint32_t d = 0; d < r->rank; d++) {
-        int64_t n = n_taps(r, d), no = r->out[d];
+        /* Every output index has at least one input (scale >= 1 / in), so
+         * antialias taps stay within about 2 * in + 4. */
+        int64_t n = n_taps(r, d), no = r->out[d], nt;
+        size_t bytes;
+        if (!sg_dim_mul(no, n, &nt) || !sg_dims_nbytes(nt, sizeof(double), &bytes))
+            return sg_kfail(k, SG_ERANGE, "%lld taps for each of %lld outputs on axis %u",
+                            (long long)n, (long long)no, d);
         t[d].n = n;
-        t[d].idx = sg_kscratch(k, (size_t)(no * n) * sizeof *t[d].idx);
-        t[d].w = sg_kscratch(k, (size_t)(no * n) * sizeof *t[d].w);
+        t[d].idx = sg_kscratch(k, bytes);
+        t[d].w = sg_kscratch(k, bytes);
         t[d].cnt = sg_kscratch(k, (size_t)no * sizeof *t[d].cnt);
         t[d].outside = sg_kscratch(k, (size_t)no);
         if (!t[d].idx || !t[d].w || !t[d].cnt || !t[d].outside)
@@ -447,7 +455,7 @@ static sg_status from_scales(struct sg_kctx *k, struct rsz *r, const double *s, 
             return sg_kfail(k, SG_ERANGE, "scale %g of axis %u is not positive", s[d], d);
         r->scale[d] = s[d];
         r->len[d] = s[d] * (double)r->in[d];
-        r->out[d] = (int64_t)floor(r->len[d]);
+        r->out[d] = sg_dim_from_double(floor(r->len[d])); /* huge: refused by sg_kout */
     }
     return SG_OK;
 }
@@ -614,7 +622,7 @@ static sg_status run_resize(struct sg_kctx *k)
                 uint32_t d = axes[a];
                 r.scale[d] = s;
                 r.len[d] = s * (double)r.in[d];
-                r.out[d] = (int64_t)(r.len[d] + 0.5);
+                r.out[d] = sg_dim_from_double(r.len[d] + 0.5);
             }
         }
     } else {
@@ -624,7 +632,7 @@ static sg_status run_resize(struct sg_kctx *k)
                 return sg_kfail(k, SG_ERANGE, "scale %g of axis %u is not positive", scales[a], d);
             r.scale[d] = scales[a];
             r.len[d] = scales[a] * (double)r.in[d];
-            r.out[d] = (int64_t)floor(r.len[d]);
+            r.out[d] = sg_dim_from_double(floor(r.len[d]));
         }
     }
     return do_resize(k, &r);

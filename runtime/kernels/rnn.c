@@ -20,6 +20,7 @@
  * node.
  */
 #include "rt_impl.h"
+#include "sg_dims.h"
 #include "sg_blas.h"
 
 #include <string.h>
@@ -543,9 +544,11 @@ static sg_status run_rnn(struct sg_kctx *k)
     if (st)
         return st;
 
-    int64_t GH = r.G * r.H, nd = r.ndir;
-    int64_t wd[3] = {nd, GH, r.In}, rd[3] = {nd, GH, r.H}, bd[2] = {nd, 2 * GH},
-            pd[2] = {nd, 3 * r.H};
+    /* The shapes W, R, B and P must have (hidden_size is an attribute). */
+    int64_t GH, GH2, H3, nd = r.ndir;
+    if (!sg_dim_mul(r.G, r.H, &GH) || !sg_dim_mul(2, GH, &GH2) || !sg_dim_mul(3, r.H, &H3))
+        return sg_kfail(k, SG_ERANGE, "hidden_size %lld is too large", (long long)r.H);
+    int64_t wd[3] = {nd, GH, r.In}, rd[3] = {nd, GH, r.H}, bd[2] = {nd, GH2}, pd[2] = {nd, H3};
     int64_t sd[3] = {nd, r.B, r.H};
     if (r.layout1) {
         sd[0] = r.B;

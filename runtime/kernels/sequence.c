@@ -8,6 +8,7 @@
  * holding references to the same items.
  */
 #include "rt_impl.h"
+#include "sg_dims.h"
 #include "sg_alloc.h"
 
 #include <string.h>
@@ -164,7 +165,9 @@ static sg_status run_split_to_seq(struct sg_kctx *k)
         return st;
     bool keep = sg_kattr_int(k, "keepdims", 1) != 0;
     int64_t n = X->dims[axis];
-    int64_t *sizes = sg_kscratch(k, (size_t)(n + 2) * sizeof *sizes), count = 0;
+    /* One entry per part: n at most, or one per given split size. */
+    int64_t nparts = S && S->rank > 0 && S->numel > n ? S->numel : n;
+    int64_t *sizes = sg_kscratch(k, (size_t)(nparts + 2) * sizeof *sizes), count = 0;
     if (!sizes)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
     if (!S) {
@@ -179,9 +182,13 @@ static sg_status run_split_to_seq(struct sg_kctx *k)
         keep = true;
     } else {
         int64_t sum = 0;
-        for (int64_t i = 0; i < S->numel; i++)
-            sum += sizes[count++] = sg_rt_get_i64(S, i);
-        if (sum != n)
+        bool ok = true;
+        for (int64_t i = 0; i < S->numel && ok; i++) {
+            sizes[count] = sg_rt_get_i64(S, i);
+            ok = sizes[count] >= 0 && sg_dim_add(sum, sizes[count], &sum);
+            count++;
+        }
+        if (!ok || sum != n)
             return sg_kfail(k, SG_ESHAPE, "split sizes add up to %lld, axis %u of %s has %lld",
                             (long long)sum, axis, sg_kshape(k, X), (long long)n);
         keep = true;
@@ -247,7 +254,8 @@ static sg_status run_concat_from_seq(struct sg_kctx *k)
         if (!ok)
             return sg_kfail(k, SG_ESHAPE, "item %zu %s does not match %s", i, sg_kshape(k, x),
                             sg_kshape(k, f));
-        total += new_axis ? 1 : x->dims[axis];
+        if (!sg_dim_add(total, new_axis ? 1 : x->dims[axis], &total))
+            return sg_kfail(k, SG_ERANGE, "the items' sizes along axis %u add up past 2^63", axis);
     }
     for (uint32_t d = 0, src = 0; d < r; d++) {
         if (d == axis) {

@@ -7,6 +7,7 @@
  * They work on every dtype, strings included, by element size.
  */
 #include "rt_impl.h"
+#include "sg_dims.h"
 
 #include <string.h>
 
@@ -69,8 +70,9 @@ static sg_status run_reshape(struct sg_kctx *k)
             infer = (int)i;
         } else if (dims[i] < 0) {
             return sg_kfail(k, SG_ESHAPE, "bad shape %s", sg_kdims(k, shape, (uint32_t)n));
-        } else {
-            known *= dims[i];
+        } else if (!sg_dim_mul(known, dims[i], &known)) {
+            return sg_kfail(k, SG_ERANGE, "shape %s has too many elements",
+                            sg_kdims(k, shape, (uint32_t)n));
         }
     }
     if (infer >= 0) {
@@ -245,7 +247,8 @@ static sg_status run_concat(struct sg_kctx *k)
         if (!ok)
             return sg_kfail(k, SG_ESHAPE, "input %u %s does not match %s along axis %u", i,
                             sg_kshape(k, x), sg_kshape(k, first), axis);
-        dims[axis] += x->dims[axis];
+        if (!sg_dim_add(dims[axis], x->dims[axis], &dims[axis]))
+            return sg_kfail(k, SG_ERANGE, "the inputs' sizes along axis %u add up past 2^63", axis);
     }
     sg_rt_value *Y;
     if ((st = sg_kout(k, 0, first->dtype, dims, first->rank, &Y)))
@@ -289,9 +292,10 @@ static sg_status run_split(struct sg_kctx *k)
     int64_t total = X->dims[axis];
     if (n >= 0) {
         int64_t sum = 0;
-        for (int64_t i = 0; i < n; i++)
-            sum += split[i];
-        if (n != nout || sum != total)
+        bool ok = true;
+        for (int64_t i = 0; i < n && ok; i++)
+            ok = split[i] >= 0 && sg_dim_add(sum, split[i], &sum);
+        if (n != nout || !ok || sum != total)
             return sg_kfail(k, SG_ESHAPE, "split %s does not fit %u outputs of axis %u of %s",
                             sg_kdims(k, split, (uint32_t)n), nout, axis, sg_kshape(k, X));
         memcpy(sizes, split, nout * sizeof *sizes);
@@ -375,22 +379,25 @@ static sg_status run_slice(struct sg_kctx *k)
             b += dim;
         if (e < 0)
             e += dim;
+        /* ceil(span / |s|); |INT64_MIN| is past any span, one element. */
         if (s > 0) {
             b = clamp64(b, 0, dim);
             e = clamp64(e, 0, dim);
-            dims[a] = e > b ? (e - b + s - 1) / s : 0;
+            dims[a] = e > b ? sg_dim_ceildiv(e - b, s) : 0;
         } else {
             b = clamp64(b, 0, dim - 1);
             e = clamp64(e, -1, dim - 1);
-            dims[a] = b > e ? (b - e + (-s) - 1) / (-s) : 0;
+            dims[a] = b <= e ? 0 : s == INT64_MIN ? 1 : sg_dim_ceildiv(b - e, -s);
         }
         start[a] = b;
         step[a] = s;
     }
+    /* A step matters only where two or more elements are taken, and then
+     * |step| < dim: the strides stay within the input. */
     int64_t str[SG_MAX_RANK], sstr[SG_MAX_RANK], off = 0;
     sg_rt_strides(X->dims, X->rank, str);
     for (uint32_t d = 0; d < X->rank; d++) {
-        sstr[d] = str[d] * step[d];
+        sstr[d] = dims[d] > 1 ? str[d] * step[d] : 0;
         if (dims[d])
             off += start[d] * str[d];
     }
@@ -450,7 +457,9 @@ static sg_status run_tile(struct sg_kctx *k)
         vstr[2 * d] = 0;
         vdims[2 * d + 1] = X->dims[d];
         vstr[2 * d + 1] = str[d];
-        dims[d] = X->dims[d] * rep[d];
+        if (!sg_dim_mul(X->dims[d], rep[d], &dims[d]))
+            return sg_kfail(k, SG_ERANGE, "repeats %s make axis %u of %s overflow",
+                            sg_kdims(k, rep, (uint32_t)n), d, sg_kshape(k, X));
     }
     sg_rt_value *Y;
     if ((st = sg_kout(k, 0, X->dtype, dims, X->rank, &Y)))
@@ -506,7 +515,9 @@ static sg_status run_pad(struct sg_kctx *k)
         hi[a] = pads[i + nax];
     }
     for (uint32_t d = 0; d < X->rank; d++) {
-        dims[d] = X->dims[d] + lo[d] + hi[d];
+        if (!sg_dim_add(X->dims[d], lo[d], &dims[d]) || !sg_dim_add(dims[d], hi[d], &dims[d]))
+            return sg_kfail(k, SG_ERANGE, "pads %lld and %lld overflow axis %u of %s",
+                            (long long)lo[d], (long long)hi[d], d, sg_kshape(k, X));
         if (dims[d] < 0)
             return sg_kfail(k, SG_ESHAPE, "pads make axis %u of %s negative", d, sg_kshape(k, X));
         if (mode != PAD_CONSTANT && X->dims[d] == 0 && dims[d] > 0)
@@ -534,7 +545,10 @@ static sg_status run_pad(struct sg_kctx *k)
         int64_t off = 0;
         bool outside = false;
         for (uint32_t d = 0; d < X->rank; d++) {
-            int64_t s = idx[d] - lo[d], n = X->dims[d];
+            /* The input index; with pads near 2^63 (a crop of INT64_MIN)
+             * it only fits 128 bits, and its remainder below does. */
+            __int128 s128 = (__int128)idx[d] - lo[d];
+            int64_t n = X->dims[d], s = s128 < 0 ? -1 : s128 >= n ? n : (int64_t)s128;
             if (s < 0 || s >= n) {
                 switch (mode) {
                 case PAD_CONSTANT:
@@ -544,14 +558,14 @@ static sg_status run_pad(struct sg_kctx *k)
                     s = s < 0 ? 0 : n - 1;
                     break;
                 case PAD_WRAP:
-                    s = ((s % n) + n) % n;
+                    s = (int64_t)(((s128 % n) + n) % n);
                     break;
                 case PAD_REFLECT:
                     if (n == 1) {
                         s = 0;
                     } else {
                         int64_t period = 2 * (n - 1);
-                        s = ((s % period) + period) % period;
+                        s = (int64_t)(((s128 % period) + period) % period);
                         if (s >= n)
                             s = period - s;
                     }
@@ -615,12 +629,19 @@ static sg_status run_depth_space(struct sg_kctx *k)
     int64_t N = X->dims[0], C = X->dims[1], H = X->dims[2], W = X->dims[3];
     int64_t vd[6], perm[6], out[4];
     bool d2s = strcmp(k->node->op_type, "DepthToSpace") == 0;
+    /* The dims that grow: H and W by b (depth to space), C by b^2. */
+    int64_t bb, grown[3];
+    if (!sg_dim_mul(b, b, &bb) ||
+        (d2s ? !sg_dim_mul(H, b, &grown[0]) || !sg_dim_mul(W, b, &grown[1])
+             : !sg_dim_mul(C, bb, &grown[2])))
+        return sg_kfail(k, SG_ERANGE, "blocksize %lld is too large for %s", (long long)b,
+                        sg_kshape(k, X));
     if (d2s) {
-        if (C % (b * b))
+        if (C % bb)
             return sg_kfail(k, SG_ESHAPE, "channels of %s do not divide by blocksize^2",
                             sg_kshape(k, X));
         bool crd = strcmp(sg_kattr_string(k, "mode", "DCR"), "CRD") == 0;
-        int64_t c = C / (b * b);
+        int64_t c = C / bb;
         if (crd) { /* [N, c, b, b, H, W] -> [N, c, H, b, W, b] */
             int64_t v[6] = {N, c, b, b, H, W}, p[6] = {0, 1, 4, 2, 5, 3};
             memcpy(vd, v, sizeof v);
@@ -630,7 +651,7 @@ static sg_status run_depth_space(struct sg_kctx *k)
             memcpy(vd, v, sizeof v);
             memcpy(perm, p, sizeof p);
         }
-        out[0] = N, out[1] = c, out[2] = H * b, out[3] = W * b;
+        out[0] = N, out[1] = c, out[2] = grown[0], out[3] = grown[1];
     } else {
         if (H % b || W % b)
             return sg_kfail(k, SG_ESHAPE, "height and width of %s do not divide by blocksize",
@@ -639,7 +660,7 @@ static sg_status run_depth_space(struct sg_kctx *k)
         int64_t v[6] = {N, C, H / b, b, W / b, b}, p[6] = {0, 3, 5, 1, 2, 4};
         memcpy(vd, v, sizeof v);
         memcpy(perm, p, sizeof p);
-        out[0] = N, out[1] = C * b * b, out[2] = H / b, out[3] = W / b;
+        out[0] = N, out[1] = grown[2], out[2] = H / b, out[3] = W / b;
     }
     int64_t str[6], dims[6], pstr[6];
     sg_rt_strides(vd, 6, str);
@@ -677,6 +698,10 @@ static const struct sg_kernel kernels[] = {
     {"", "Tile", 6, 0, ANY, 0, run_tile, "rr"},
     {"", "Pad", 1, 0, SG_KT_NUMERIC | SG_KT_BOOL, 0, run_pad, "r"},
     {"", "Pad", 11, 0, SG_KT_NUMERIC | SG_KT_BOOL, 0, run_pad, "rro"},
+    /* The narrow types, held one element a byte (sg_runtime.h). */
+    {"", "Pad", 21, 0, SG_KT_NUMERIC | SG_KT_BOOL | SG_KT_F8 | SG_KT_INT4, 0, run_pad, "rroo"},
+    {"", "Pad", 23, 0, SG_KT_NUMERIC | SG_KT_BOOL | SG_KT_F8 | SG_KT_INT4 | SG_KT_F4, 0, run_pad,
+     "rroo"},
     {"", "Trilu", 14, 0, ANY, 0, run_trilu, "ro"},
     {"", "DepthToSpace", 1, 0, ANY, 0, run_depth_space, "r"},
     {"", "SpaceToDepth", 1, 0, ANY, 0, run_depth_space, "r"},

@@ -13,6 +13,7 @@
  * generator.c.
  */
 #include "rt_impl.h"
+#include "sg_dims.h"
 
 #include <math.h>
 #include <string.h>
@@ -30,7 +31,9 @@ static sg_status plan_make(struct sg_kctx *k, struct dft_plan *p, int64_t n)
 {
     p->n = n;
     p->pow2 = n > 0 && (n & (n - 1)) == 0;
-    size_t sz = (size_t)(n + 1) * sizeof(double);
+    size_t sz;
+    if (n < 0 || n == INT64_MAX || !sg_dims_nbytes(n + 1, sizeof(double), &sz))
+        return sg_kfail(k, SG_ERANGE, "a transform of length %lld is too long", (long long)n);
     p->cs = sg_kscratch(k, sz);
     p->sn = sg_kscratch(k, sz);
     p->re = sg_kscratch(k, sz);
@@ -307,9 +310,14 @@ static sg_status run_mel_weight_matrix(struct sg_kctx *k)
     int32_t odt = (int32_t)sg_kattr_int(k, "output_datatype", SG_DTYPE_FLOAT);
     if (odt <= 0 || odt >= 32 || !(SG_KT(odt) & SG_KT_NUMERIC))
         return sg_kfail(k, SG_ETYPE, "output_datatype %d is not a numeric type", odt);
-    int64_t nspec = dftl / 2 + 1;
-    int64_t *bin = sg_kscratch(k, (size_t)(nmel + 2) * sizeof *bin);
-    double *w = sg_kscratch(k, (size_t)(nspec * nmel) * sizeof *w);
+    int64_t nspec = dftl / 2 + 1, nw;
+    size_t wbytes, bbytes;
+    if (!sg_dim_mul(nspec, nmel, &nw) || !sg_dims_nbytes(nw, sizeof(double), &wbytes) ||
+        nmel > INT64_MAX - 2 || !sg_dims_nbytes(nmel + 2, sizeof(int64_t), &bbytes))
+        return sg_kfail(k, SG_ERANGE, "a matrix of %lld x %lld is too large", (long long)nspec,
+                        (long long)nmel);
+    int64_t *bin = sg_kscratch(k, bbytes);
+    double *w = sg_kscratch(k, wbytes);
     if (!bin || !w)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
     double lmel = 2595 * log10(1 + sg_rt_get_f64(lo, 0) / 700);
@@ -317,14 +325,14 @@ static sg_status run_mel_weight_matrix(struct sg_kctx *k)
     double mstep = (hmel - lmel) / (double)(nmel + 2);
     for (int64_t i = 0; i < nmel + 2; i++) {
         double hz = 700 * (pow(10, ((double)i * mstep + lmel) / 2595) - 1);
-        bin[i] = (int64_t)floor((double)(dftl + 1) * hz / (double)rate);
+        bin[i] = sg_dim_from_double(floor(((double)dftl + 1) * hz / (double)rate));
         if (bin[i] < 0 || bin[i] >= nspec)
             return sg_kfail(k, SG_ERANGE,
                             "mel point %lld falls in bin %lld, outside the %lld spectrogram bins "
                             "(check the edge frequencies against sample_rate)",
                             (long long)i, (long long)bin[i], (long long)nspec);
     }
-    memset(w, 0, (size_t)(nspec * nmel) * sizeof *w);
+    memset(w, 0, wbytes);
     for (int64_t i = 0; i < nmel; i++) {
         int64_t l = bin[i], c = bin[i + 1], h = bin[i + 2];
         if (c == l)

@@ -19,6 +19,7 @@
  * runs in inference mode.
  */
 #include "rt_impl.h"
+#include "sg_dims.h"
 
 #include <math.h>
 #include <string.h>
@@ -47,17 +48,14 @@ static double gs_reflect(double x, double lo, double hi)
     double range = hi - lo;
     if (range <= 0)
         return lo;
+    /* In doubles throughout: a grid value may be far past any int64. */
     if (x < lo) {
-        double dx = lo - x;
-        int64_t n = (int64_t)(dx / range);
-        double r = dx - (double)n * range;
-        return n % 2 == 0 ? lo + r : hi - r;
+        double dx = lo - x, r = fmod(dx, range);
+        return fmod(floor(dx / range), 2) == 0 ? lo + r : hi - r;
     }
     if (x > hi) {
-        double dx = x - hi;
-        int64_t n = (int64_t)(dx / range);
-        double r = dx - (double)n * range;
-        return n % 2 == 0 ? hi - r : lo + r;
+        double dx = x - hi, r = fmod(dx, range);
+        return fmod(floor(dx / range), 2) == 0 ? hi - r : lo + r;
     }
     return x;
 }
@@ -77,8 +75,10 @@ static double gs_pixel(const struct gs *g, const float *pf, const double *pd, in
         c = clampi(c, 0, g->W - 1);
         r = clampi(r, 0, g->H - 1);
     } else {
-        c = clampi((int64_t)gs_reflect((double)c, g->border[0], g->border[2]), 0, g->W - 1);
-        r = clampi((int64_t)gs_reflect((double)r, g->border[1], g->border[3]), 0, g->H - 1);
+        c = clampi(sg_dim_from_double(gs_reflect((double)c, g->border[0], g->border[2])), 0,
+                   g->W - 1);
+        r = clampi(sg_dim_from_double(gs_reflect((double)r, g->border[1], g->border[3])), 0,
+                   g->H - 1);
     }
     return pd ? pd[r * g->W + c] : pf[r * g->W + c];
 }
@@ -111,16 +111,17 @@ static double gs_sample(const struct gs *g, const float *pf, const double *pd, d
         }
     }
     if (g->mode == GS_NEAREST)
-        return gs_pixel(g, pf, pd, (int64_t)y, (int64_t)x);
+        return gs_pixel(g, pf, pd, sg_dim_from_double(y), sg_dim_from_double(x));
     if (g->mode == GS_BILINEAR) {
-        int64_t x1 = (int64_t)floor(x), y1 = (int64_t)floor(y), x2 = x1 + 1, y2 = y1 + 1;
+        int64_t x1 = sg_dim_from_double(floor(x)), y1 = sg_dim_from_double(floor(y));
+        int64_t x2 = x1 + 1, y2 = y1 + 1;
         double p11 = gs_pixel(g, pf, pd, y1, x1), p12 = gs_pixel(g, pf, pd, y1, x2);
         double p21 = gs_pixel(g, pf, pd, y2, x1), p22 = gs_pixel(g, pf, pd, y2, x2);
         double dx2 = (double)x2 - x, dx1 = x - (double)x1, dy2 = (double)y2 - y,
                dy1 = y - (double)y1;
         return dy2 * (dx2 * p11 + dx1 * p12) + dy1 * (dx2 * p21 + dx1 * p22);
     }
-    int64_t x0 = (int64_t)floor(x) - 1, y0 = (int64_t)floor(y) - 1;
+    int64_t x0 = sg_dim_from_double(floor(x)) - 1, y0 = sg_dim_from_double(floor(y)) - 1;
     double cx[4], cy[4], v = 0;
     cubic_coeffs(x - (double)x0 - 1, cx);
     cubic_coeffs(y - (double)y0 - 1, cy);

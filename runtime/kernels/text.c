@@ -243,8 +243,9 @@ static sg_status run_tfidf(struct sg_kctx *k)
                         (long long)ngrams, (long long)n_idx, (long long)n_w);
     int64_t width = 0;
     for (int64_t i = 0; i < n_idx; i++) {
-        if (indexes[i] < 0)
-            return sg_kfail(k, SG_EINVAL, "ngram_indexes[%lld] is negative", (long long)i);
+        if (indexes[i] < 0 || indexes[i] == INT64_MAX)
+            return sg_kfail(k, SG_EINVAL, "ngram_indexes[%lld] is %lld", (long long)i,
+                            (long long)indexes[i]);
         width = indexes[i] + 1 > width ? indexes[i] + 1 : width;
     }
     int64_t *gram_at = sg_kscratch(k, (size_t)(ngrams + 1) * sizeof *gram_at);
@@ -280,6 +281,10 @@ static sg_status run_tfidf(struct sg_kctx *k)
     int64_t pos[64];
     if (maxn > 64)
         return sg_kfail(k, SG_ERANGE, "max_gram_length %lld is above 64", (long long)maxn);
+    /* A gram of two or more skipping C elements or more does not fit a row:
+     * larger skips count nothing more (and would overflow the positions). */
+    if (maxskip > C)
+        maxskip = C;
     for (int64_t r = 0; r < rows; r++) {
         float *yr = y + r * width;
         int64_t start_n = minn;

@@ -10,6 +10,7 @@
 #define SG_KERNELS_WINDOW_H
 
 #include "rt_impl.h"
+#include "sg_dims.h"
 
 #include <string.h>
 
@@ -91,15 +92,21 @@ static inline sg_status sg_win_attrs(struct sg_kctx *k, struct sg_win *w, const 
     return SG_OK;
 }
 
-/* Products of in, k and out. */
-static inline void sg_win_sizes(struct sg_win *w)
+/* Products of in, k and out; false when one overflows (a window or output
+ * made from attributes, not yet checked as a tensor's shape). */
+static inline bool sg_win_sizes(struct sg_win *w)
 {
-    w->in_size = w->k_size = w->out_size = 1;
-    for (uint32_t i = 0; i < w->n; i++) {
-        w->in_size *= w->in[i];
-        w->k_size *= w->k[i];
-        w->out_size *= w->out[i];
-    }
+    return sg_dims_numel(w->in, w->n, &w->in_size) && sg_dims_numel(w->k, w->n, &w->k_size) &&
+           sg_dims_numel(w->out, w->n, &w->out_size);
+}
+
+/* sg_win_sizes, failing with a message naming the dims. */
+static inline sg_status sg_win_sizes_k(struct sg_kctx *k, struct sg_win *w)
+{
+    if (sg_win_sizes(w))
+        return SG_OK;
+    return sg_kfail(k, SG_ERANGE, "window %s over %s gives %s: too many elements",
+                    sg_kdims(k, w->k, w->n), sg_kdims(k, w->in, w->n), sg_kdims(k, w->out, w->n));
 }
 
 /* Output dims and pads of a forward window op (Conv, pooling, Col2Im)
@@ -108,9 +115,7 @@ static inline sg_status sg_win_forward(struct sg_kctx *k, struct sg_win *w, bool
 {
     sg_status st =
         sg_kwindow(k, w->n, w->in, w->k, w->stride, w->dil, w->pad0, w->pad1, ceil_mode, w->out);
-    if (!st)
-        sg_win_sizes(w);
-    return st;
+    return st ? st : sg_win_sizes_k(k, w);
 }
 
 /* Advance the odometer idx over dims[0..n); false after the last. */
@@ -132,7 +137,7 @@ static inline void sg_win_range(int64_t out, int64_t s, int64_t pad0, int64_t of
                                 int64_t *lo, int64_t *hi)
 {
     int64_t base = off - pad0; /* input index at o = 0 */
-    int64_t l = base >= 0 ? 0 : (-base + s - 1) / s;
+    int64_t l = base >= 0 ? 0 : sg_dim_ceildiv(-base, s);
     int64_t h = in - base <= 0 ? 0 : (in - base - 1) / s + 1;
     *lo = l < out ? l : out;
     *hi = h < out ? h : out;

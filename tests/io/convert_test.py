@@ -79,6 +79,84 @@ def modern_opsets(tmp):
     check("opset 21 arity is checked", "relu2" in p.stderr and "Relu" in p.stderr, p.stderr)
 
 
+def narrow_tensor(name, dtype, dims, elems, form="raw"):
+    """A TensorProto of a type python3-onnx 1.12 does not know, by number:
+    float8 codes one per byte, 4-bit elements packed two per byte (low
+    nibble first, an odd count padded), in raw_data or int32_data."""
+    t = onnx.TensorProto()
+    t.name = name
+    t.data_type = dtype
+    t.dims.extend(dims)
+    b = [e & (0xF if dtype >= 21 else 0xFF) for e in elems]
+    if dtype >= 21:
+        b = b + [0] * (len(b) % 2)
+        b = [b[i] | b[i + 1] << 4 for i in range(0, len(b), 2)]
+    if form == "int32":
+        t.int32_data.extend(b)
+    else:
+        t.raw_data = bytes(b)
+    return t
+
+
+def narrow_types(tmp):
+    """float8, uint4/int4 and float4e2m1 tensors (issue 16, part 3): loaded,
+    inspected and written back byte for byte, moved to external data with
+    their packed size and brought back."""
+    h = onnx.helper
+    inits = [narrow_tensor("i4", 22, [5], [1, -2, 3, -8, 7]),
+             narrow_tensor("u4", 21, [3], [15, 0, 9], "int32"),
+             narrow_tensor("f4", 23, [3], [1, 9, 7]),
+             narrow_tensor("f8a", 17, [4], [0x38, 0xc0, 0x7f, 0x01]),
+             narrow_tensor("f8b", 18, [2, 2], [0x80, 1, 2, 3], "int32"),
+             narrow_tensor("f8c", 19, [3], [0x7c, 0xfc, 0x7e]),
+             narrow_tensor("f8d", 20, [1], [0x7f])]
+    nodes = [h.make_node("Identity", [t.name], ["o_" + t.name]) for t in inits]
+    outs = [h.make_tensor_value_info("o_" + t.name, t.data_type, list(t.dims)) for t in inits]
+    g = h.make_graph(nodes + [h.make_node("Identity", ["x"], ["y"])], "narrow",
+                     [h.make_tensor_value_info("x", 17, [2])],
+                     outs + [h.make_tensor_value_info("y", 17, [2])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 23)])
+    m.ir_version = 10
+    src = os.path.join(tmp, "narrow.onnx")
+    onnx.save(m, src)
+    out = os.path.join(tmp, "narrow_rt.onnx")
+    run("convert", src, "-o", out)
+    with open(src, "rb") as f1, open(out, "rb") as f2:
+        check("narrow types round-trip byte for byte", f1.read() == f2.read())
+    j = json.loads(run("inspect", src, "--json").stdout)
+    check("inspect names float8 inputs", j["inputs"][0]["dtype"] == "float8e4m3fn", str(j))
+    names = [o["dtype"] for o in j["outputs"]]
+    check("inspect names the narrow types", names == [
+        "int4", "uint4", "float4e2m1", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
+        "float8e5m2fnuz", "float8e4m3fn"], str(names))
+    check("inspect counts packed bytes", j["initializer_bytes"] == 3 + 2 + 2 + 4 + 4 + 3 + 1,
+          str(j["initializer_bytes"]))
+    # To external data: the 4-bit tensors take ceil(n/2) bytes there.
+    xd = os.path.join(tmp, "narrow_xd.onnx")
+    run("convert", src, "-o", xd, "--external-data", "n.bin", "--size-threshold", "1")
+    mx = onnx.load(xd, load_external_data=False)
+    lengths = {t.name: int({e.key: e.value for e in t.external_data}["length"])
+               for t in mx.graph.initializer}
+    check("external lengths are the stored sizes", lengths == {
+        "i4": 3, "u4": 2, "f4": 2, "f8a": 4, "f8b": 4, "f8c": 3, "f8d": 1}, str(lengths))
+    back = os.path.join(tmp, "narrow_back.onnx")
+    run("convert", xd, "-o", back, "--inline")
+    got = {t.name: t for t in onnx.load(back).graph.initializer}
+    ok = True
+    for t in inits:
+        stored = bytes(t.int32_data) if len(t.int32_data) else t.raw_data
+        ok &= got[t.name].raw_data == stored and got[t.name].data_type == t.data_type
+    check("external and back keeps every byte", ok)
+    # A payload not packed (one byte per int4 element) is refused, named.
+    bad = h.make_graph([], "bad", [], [], [narrow_tensor("w4", 21, [3], [1, 2, 3])])
+    bad.initializer[0].raw_data = bytes([1, 2, 3])
+    bad_path = os.path.join(tmp, "narrow_bad.onnx")
+    onnx.save(h.make_model(bad, opset_imports=[h.make_opsetid("", 21)]), bad_path)
+    p = run("inspect", bad_path, expect=1)
+    check("an unpacked uint4 payload is an error naming it",
+          "'w4'" in p.stderr and "two 4-bit elements per byte" in p.stderr, p.stderr)
+
+
 def main():
     global SURGEON
     SURGEON = sys.argv[1]
@@ -191,6 +269,7 @@ def main():
         p = run("inspect", ext)
         check("inspect text", "weights.bin" in p.stdout and "Gemm" in p.stdout)
         modern_opsets(tmp)
+        narrow_types(tmp)
     finally:
         shutil.rmtree(tmp)
     print("all convert/inspect checks passed")
