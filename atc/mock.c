@@ -4,6 +4,7 @@
  * and the whole job from struct sg_atc_opts.
  */
 #include "mock_impl.h"
+#include "sg_dumpname.h"
 
 #include "sg_alloc.h"
 #include "sg_io.h"
@@ -131,19 +132,21 @@ out:
     return st;
 }
 
-/* Fused ops are named after nodes: give unnamed nodes of the main graph
- * the name their dumps go by in a reference run (their first output's). */
+/* Fused ops and the map name ONNX nodes: give unnamed nodes of the main
+ * graph the names their dumps carry in a reference run (sg_dump_names:
+ * msit's <OpType>_<position>), before any rule moves a node. */
 static sg_status name_nodes(struct sg__atc_mock *c)
 {
-    for (sg_node *n = c->g->first; n; n = n->next) {
+    sg_dump_names *t = NULL;
+    sg_status st = sg_dump_names_create(c->m, &t, c->diag);
+    for (sg_node *n = c->g->first; n && !st; n = n->next) {
         if (n->name && *n->name)
             continue;
-        const char *base = n->n_outputs && n->outputs[0] ? n->outputs[0]->name : n->op_type;
-        const char *name = sg_graph_node(c->g, base) ? sg_model_fresh_name(c->m, base) : base;
-        if (!name || sg_node_rename(n, name, c->diag))
-            return sg_diag_set(c->diag, SG_ENOMEM, "out of memory naming nodes");
+        if (sg_node_rename(n, sg_dump_names_of(t, n), c->diag))
+            st = sg_diag_set(c->diag, SG_ENOMEM, "out of memory naming nodes");
     }
-    return SG_OK;
+    sg_dump_names_free(t);
+    return st;
 }
 
 /* List every typed node output in value_info, so that the saved mock OM

@@ -6,6 +6,7 @@
 #include "mock_impl.h"
 
 #include "sg_alloc.h"
+#include "sg_atcmap.h"
 #include "sg_file.h"
 #include "sg_io.h"
 #include "sg_json.h"
@@ -17,26 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ATC's dtype names (GE's DT_*). */
-static const struct {
-    int32_t dtype;
-    const char *name;
-} dt_names[] = {
-    {SG_DTYPE_FLOAT, "DT_FLOAT"},   {SG_DTYPE_FLOAT16, "DT_FLOAT16"},
-    {SG_DTYPE_BFLOAT16, "DT_BF16"}, {SG_DTYPE_DOUBLE, "DT_DOUBLE"},
-    {SG_DTYPE_INT8, "DT_INT8"},     {SG_DTYPE_UINT8, "DT_UINT8"},
-    {SG_DTYPE_INT16, "DT_INT16"},   {SG_DTYPE_UINT16, "DT_UINT16"},
-    {SG_DTYPE_INT32, "DT_INT32"},   {SG_DTYPE_UINT32, "DT_UINT32"},
-    {SG_DTYPE_INT64, "DT_INT64"},   {SG_DTYPE_UINT64, "DT_UINT64"},
-    {SG_DTYPE_BOOL, "DT_BOOL"},     {SG_DTYPE_STRING, "DT_STRING"},
-};
-
+/* ATC's dtype names (GE's DT_*): the map's table. */
 static const char *dt_name(int32_t dtype)
 {
-    for (size_t i = 0; i < sizeof dt_names / sizeof dt_names[0]; i++)
-        if (dt_names[i].dtype == dtype)
-            return dt_names[i].name;
-    return "DT_UNDEFINED";
+    return sg_atc_dtype_name(dtype);
 }
 
 static void string_attr(struct sg_json *j, const char *key, const sg_bytes *s)

@@ -92,8 +92,7 @@ struct model_info {
     sg_graph *g;
     sg_node **order; /* topological order */
     uint32_t n;
-    struct sg__strmap by_key;    /* match key -> node (first in order) */
-    struct sg__strmap ambiguous; /* match key -> second node with it */
+    sg_dump_names *names; /* what dumps call each node (msit's names for unnamed ones) */
 };
 
 static sg_status model_info_init(struct model_info *mi, sg_model *m, sg_arena *arena,
@@ -110,31 +109,17 @@ static sg_status model_info_init(struct model_info *mi, sg_model *m, sg_arena *a
     sg_status st = sg_graph_toposort(mi->g, mi->order, diag);
     if (st)
         return st;
-    if ((st = sg__strmap_reserve(&mi->by_key, mi->n)))
-        return sg_diag_set(diag, st, "out of memory");
-    for (uint32_t i = 0; i < mi->n; i++) {
-        sg_node *n = mi->order[i];
-        n->mark = i; /* its position: rows and the analysis read it */
-        if (!n->name || !*n->name)
-            continue;
-        char *k = key_of(arena, n->name);
-        if (!k)
-            return sg_diag_set(diag, SG_ENOMEM, "out of memory");
-        if (sg__strmap_get(&mi->by_key, k)) {
-            if (!sg__strmap_get(&mi->ambiguous, k) && sg__strmap_put(&mi->ambiguous, k, n))
-                return sg_diag_set(diag, SG_ENOMEM, "out of memory");
-            continue;
-        }
-        if (sg__strmap_put(&mi->by_key, k, n))
-            return sg_diag_set(diag, SG_ENOMEM, "out of memory");
-    }
+    if ((st = sg_dump_names_create(m, &mi->names, diag)))
+        return st;
+    for (uint32_t i = 0; i < mi->n; i++)
+        mi->order[i]->mark = i; /* its position: rows and the analysis read it */
     return SG_OK;
 }
 
 static void model_info_free(struct model_info *mi)
 {
-    sg__strmap_free(&mi->by_key);
-    sg__strmap_free(&mi->ambiguous);
+    sg_dump_names_free(mi->names);
+    mi->names = NULL;
 }
 
 /* --------------------------------------------------------------- rows */
@@ -145,7 +130,8 @@ struct builder {
     struct model_info mi;
     size_t cap;
     struct sg__strmap used_golden; /* golden file path -> the file, once in a row */
-    struct sg__strmap covered;     /* match key of an original node -> op */
+    struct sg__strmap covered;     /* name of an original node -> op */
+    struct sg__strmap covered_key; /* ... the name as a file spells it -> op */
     struct sg__strmap op_rows;     /* op name -> 1 when the op has a compared row */
     struct sg_diag *diag;
 };
@@ -171,9 +157,38 @@ static struct sg_compare_row *new_row(struct builder *b)
     return row;
 }
 
+/* The node a dump names `key`: by the name dumps give it, else by the file
+ * stem of that name (a dump that lost '.' and '/', as msit's do). */
 static const sg_node *node_for_key(struct builder *b, const char *key)
 {
-    return b->mi.g ? sg__strmap_get(&b->mi.by_key, key) : NULL;
+    if (!b->mi.g)
+        return NULL;
+    const sg_node *n = sg_dump_names_node(b->mi.names, key);
+    if (n)
+        return n;
+    char buf[1024];
+    size_t len = strlen(key) + 1;
+    char *k = len <= sizeof buf ? buf : sg_malloc(len);
+    if (!k)
+        return NULL;
+    sg_dump_sanitize(key, k, len);
+    n = sg_dump_names_by_stem(b->mi.names, k, false);
+    if (k != buf)
+        sg_free(k);
+    return n;
+}
+
+/* The name dumps give node n (its own, or msit's for an unnamed node). */
+static const char *node_name(struct builder *b, const sg_node *n)
+{
+    const char *name = sg_dump_names_of(b->mi.names, n);
+    return name ? name : n->name ? n->name : "";
+}
+
+/* Whether file f may be node n's (without a model, any file may). */
+static bool file_of(struct builder *b, const struct sg_dump_file *f, const sg_node *n)
+{
+    return !f || !b->mi.g || !n || node_for_key(b, f->key) == n;
 }
 
 /* Fill in what the golden side and the model say about a row. */
@@ -184,16 +199,9 @@ static sg_status set_golden(struct builder *b, struct sg_compare_row *row,
     row->node = node;
     if (node) {
         row->position = node->mark;
-        row->golden_node = sg_arena_strdup(b->arena, node->name);
+        row->golden_node = sg_arena_strdup(b->arena, node_name(b, node));
         if (row->index < node->n_outputs && node->outputs[row->index])
             row->is_output = (node->outputs[row->index]->flags & SG_VALUE_OUTPUT) != 0;
-        const sg_node *other = sg__strmap_get(&b->mi.ambiguous, gf ? gf->key : "");
-        if (other)
-            row->reason = add_reason(
-                b->arena, row->reason,
-                sg__cmp_printf(b->arena,
-                               "dump name is ambiguous: nodes '%s' and '%s' both write it",
-                               node->name, other->name));
     } else if (gf) {
         row->golden_node = gf->name;
     }
@@ -212,12 +220,14 @@ static sg_status match_by_name(struct builder *b)
         const struct sg_dump_file *gf = &r->golden->files[i];
         if (gf->input && !node_for_key(b, gf->key))
             continue; /* a node input, not a node called input_... */
+        const sg_node *node = node_for_key(b, gf->key);
         const struct sg_dump_file *tf = sg_dumpset_find(r->target, gf->key, gf->index);
+        if (!file_of(b, tf, node) || (tf && sg__strmap_get(&used_target, tf->path)))
+            tf = NULL;
         struct sg_compare_row *row = new_row(b);
         if (!row)
             goto nomem;
         row->index = gf->index;
-        const sg_node *node = node_for_key(b, gf->key);
         if ((st = set_golden(b, row, gf, node)))
             goto out;
         row->golden = node ? row->golden_node : gf->name;
@@ -283,7 +293,7 @@ static const char *op_golden_node(struct builder *b, const struct sg_atc_op *op,
         uint32_t best_pos = 0;
         bool found = false;
         for (size_t i = 0; i < op->n_orig; i++) {
-            const sg_node *n = sg_graph_node(b->mi.g, op->orig[i]);
+            const sg_node *n = sg_dump_names_node(b->mi.names, op->orig[i]);
             if (n && (!found || n->mark >= best_pos)) {
                 best = op->orig[i];
                 best_pos = n->mark;
@@ -301,14 +311,14 @@ static sg_status check_map(struct builder *b, const char *model_label)
     for (size_t i = 0; i < map->n_ops; i++) {
         const struct sg_atc_op *op = &map->ops[i];
         for (size_t k = 0; k < op->n_orig; k++)
-            if (op->orig[k][0] && !sg_graph_node(b->mi.g, op->orig[k]))
+            if (op->orig[k][0] && !sg_dump_names_node(b->mi.names, op->orig[k]))
                 return sg_diag_set(b->diag, SG_EINVAL,
                                    "%s:%u: op '%s' (%s) names ONNX node '%s', which is not in %s: "
                                    "is this the map of another model?",
                                    map->doc->label, op->line, op->name, op->type, op->orig[k],
                                    model_label ? model_label : "the model");
         for (size_t k = 0; k < op->n_outputs; k++)
-            if (op->out_orig[k] && !sg_graph_node(b->mi.g, op->out_orig[k]))
+            if (op->out_orig[k] && !sg_dump_names_node(b->mi.names, op->out_orig[k]))
                 return sg_diag_set(b->diag, SG_EINVAL,
                                    "%s:%u: op '%s' (%s) output %zu stands for ONNX node '%s', "
                                    "which is not in %s",
@@ -344,12 +354,14 @@ static sg_status match_by_map(struct builder *b)
 {
     sg_compare_result *r = b->r;
     const sg_atc_map *map = r->map;
-    struct sg__strmap by_dev = {0}, by_key = {0};
+    struct sg__strmap by_name = {0}, by_dev = {0}, by_key = {0};
     sg_status st = SG_OK;
     for (size_t i = 0; i < map->n_ops; i++) {
         const struct sg_atc_op *op = &map->ops[i];
         char *dk = device_key_of(b->arena, op->name), *k = key_of(b->arena, op->name);
         if (!dk || !k)
+            goto nomem;
+        if (!sg__strmap_get(&by_name, op->name) && sg__strmap_put(&by_name, op->name, (void *)op))
             goto nomem;
         if (!sg__strmap_get(&by_dev, dk) && sg__strmap_put(&by_dev, dk, (void *)op))
             goto nomem;
@@ -359,16 +371,26 @@ static sg_status match_by_map(struct builder *b)
             char *ok = key_of(b->arena, op->orig[o]);
             if (!ok)
                 goto nomem;
-            if (!sg__strmap_get(&b->covered, ok) && sg__strmap_put(&b->covered, ok, (void *)op))
+            if (!sg__strmap_get(&b->covered, op->orig[o]) &&
+                sg__strmap_put(&b->covered, op->orig[o], (void *)op))
+                goto nomem;
+            if (!sg__strmap_get(&b->covered_key, ok) &&
+                sg__strmap_put(&b->covered_key, ok, (void *)op))
                 goto nomem;
         }
     }
     for (size_t i = 0; i < r->target->n_files; i++) {
         const struct sg_dump_file *tf = &r->target->files[i];
-        const struct sg_atc_op *op =
-            tf->device ? sg__strmap_get(&by_dev, tf->name) : sg__strmap_get(&by_key, tf->key);
+        /* The op by its exact name, else as a device or an ONNX file name
+         * spells it. */
+        char *dk = device_key_of(b->arena, tf->key), *k = key_of(b->arena, tf->key);
+        if (!dk || !k)
+            goto nomem;
+        const struct sg_atc_op *op = sg__strmap_get(&by_name, tf->key);
+        if (!op && tf->device)
+            op = sg__strmap_get(&by_dev, dk);
         if (!op)
-            op = sg__strmap_get(&by_key, tf->key);
+            op = sg__strmap_get(&by_key, k);
         struct sg_compare_row *row = new_row(b);
         if (!row)
             goto nomem;
@@ -379,6 +401,8 @@ static sg_status match_by_map(struct builder *b)
             /* Not in the map: try the op name as an ONNX node name. */
             const struct sg_dump_file *gf = sg_dumpset_find(r->golden, tf->key, tf->index);
             const sg_node *node = node_for_key(b, tf->key);
+            if (!file_of(b, gf, node))
+                gf = NULL;
             row->index = tf->index;
             row->reason = add_reason(b->arena, row->reason, "op not in the map");
             if (gf && !sg__strmap_get(&b->used_golden, gf->path)) {
@@ -405,12 +429,11 @@ static sg_status match_by_map(struct builder *b)
             goto nomem;
         uint32_t gindex;
         const char *gname = op_golden_node(b, op, tf->index, &gindex);
-        char *gkey = key_of(b->arena, gname);
-        if (!gkey)
-            goto nomem;
         row->index = gindex;
-        const sg_node *node = b->mi.g ? sg_graph_node(b->mi.g, gname) : NULL;
-        const struct sg_dump_file *gf = sg_dumpset_find(r->golden, gkey, gindex);
+        const sg_node *node = b->mi.g ? sg_dump_names_node(b->mi.names, gname) : NULL;
+        const struct sg_dump_file *gf = sg_dumpset_find(r->golden, gname, gindex);
+        if (!file_of(b, gf, node))
+            gf = NULL;
         if (gf && sg__strmap_get(&b->used_golden, gf->path)) {
             row->status = SG_ROW_TARGET_ONLY;
             row->reason = add_reason(b->arena, row->reason,
@@ -461,6 +484,12 @@ static sg_status match_by_map(struct builder *b)
         if (node)
             row->op_type = sg_arena_strdup(b->arena, node->op_type);
         const struct sg_atc_op *op = sg__strmap_get(&b->covered, gf->key);
+        if (!op) {
+            char *k = key_of(b->arena, gf->key);
+            if (!k)
+                goto nomem;
+            op = sg__strmap_get(&b->covered_key, k);
+        }
         if (op && sg__strmap_get(&b->op_rows, op->name)) {
             row->status = SG_ROW_FUSED_AWAY;
             row->op = op;
@@ -482,6 +511,7 @@ static sg_status match_by_map(struct builder *b)
 nomem:
     st = sg_diag_set(b->diag, SG_ENOMEM, "out of memory");
 out:
+    sg__strmap_free(&by_name);
     sg__strmap_free(&by_dev);
     sg__strmap_free(&by_key);
     return st;
@@ -524,6 +554,40 @@ static void mark_unreadable(struct builder *b, struct sg_compare_row *row, const
         b->r->first_unreadable = *d;
 }
 
+/* Twice the error of rounding the golden values to the op's dtype: one
+ * rounding of its inputs, one of its output. */
+#define ROUNDING_SLACK 2.0
+
+/* What rounding g to the row's compute dtype alone fails its tests by,
+ * and whether the row's error is no larger (then it is the precision's,
+ * not the op's). */
+static sg_status rounding_of(struct builder *b, struct sg_compare_row *row,
+                             const struct sg_array *g)
+{
+    struct sg_diag d = {0};
+    const struct sg_thresholds *th = &b->r->thresholds;
+    sg_status st = sg_metrics_rounding(g, row->compute_dtype, th->mre_floor, &row->rounding, &d);
+    if (st == SG_ENOMEM)
+        return sg_diag_set(b->diag, st, "%s", d.msg);
+    if (st)
+        return SG_OK; /* bool data and the like: no rounding to speak of */
+    row->has_rounding = true;
+    const struct sg_metrics *m = &row->m, *r = &row->rounding;
+    bool within = true;
+    if (row->crossed & SG_CROSSED_COSINE)
+        within &= 1 - m->cosine <= ROUNDING_SLACK * (1 - r->cosine);
+    if (row->crossed & SG_CROSSED_RED)
+        within &= m->red <= ROUNDING_SLACK * r->red;
+    if (row->crossed & SG_CROSSED_KL)
+        within &= m->kl <= ROUNDING_SLACK * r->kl;
+    if (row->crossed & SG_CROSSED_RMSE)
+        within &= sg_metrics_rmse_tested(m, th) <= ROUNDING_SLACK * sg_metrics_rmse_tested(r, th);
+    if (row->crossed & SG_CROSSED_MRE)
+        within &= sg_metrics_mre_tested(m, th) <= ROUNDING_SLACK * sg_metrics_mre_tested(r, th);
+    row->within_rounding = within;
+    return SG_OK;
+}
+
 static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
 {
     struct sg_array t = {0}, g = {0};
@@ -549,6 +613,10 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
         goto out;
     }
     row->target_dtype = t.dtype;
+    row->compute_dtype = t.dtype;
+    if (row->op && row->target_file->index < row->op->n_outputs &&
+        row->op->out_dtype[row->target_file->index])
+        row->compute_dtype = row->op->out_dtype[row->target_file->index];
     if (!same_shape(&t, &g)) {
         char a[512], c[512];
         format_dims(t.dims, t.rank, a, sizeof a);
@@ -568,7 +636,28 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
         st = SG_OK;
         goto out;
     }
-    row->is_error = sg_metrics_is_error(&row->m, th);
+    if (th->mre_floor > 0)
+        row->m.mean_rel_floor = sg_metrics_mre_floor(&t, &g, th->mre_floor);
+    row->crossed = sg_metrics_crossed(&row->m, th);
+    row->is_error = row->crossed != 0;
+    row->golden_nonfinite = row->m.golden_nonfinite;
+    if (row->is_error && !row->m.overflow && (st = rounding_of(b, row, &g)))
+        goto fail_status;
+    unsigned tests = row->crossed & ~(unsigned)SG_CROSSED_OVERFLOW; /* said below */
+    if (tests) {
+        char text[512];
+        sg_metrics_crossed_text(&row->m, th, tests, text, sizeof text);
+        row->reason = add_reason(b->arena, row->reason, text);
+        if (row->within_rounding)
+            row->reason = add_reason(
+                b->arena, row->reason,
+                sg__cmp_printf(b->arena,
+                               "within %s rounding (no more than twice what rounding the golden "
+                               "values to %s fails by)",
+                               sg_dtype_name(row->compute_dtype),
+                               sg_dtype_name(row->compute_dtype)));
+    }
+    sg_array_count_nonfinite(&g, &row->golden_nan, NULL);
     const struct sg_metrics *m = &row->m;
     if (m->overflow)
         row->reason = add_reason(
@@ -596,10 +685,56 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
     goto out;
 fail:
     sg_diag_set(b->diag, st, "%s", d.msg);
+    goto out;
+fail_status:
+    /* rounding_of filled b->diag */
 out:
     sg_array_free(&t);
     sg_array_free(&g);
     return st;
+}
+
+/* NaN/Inf elements of a golden file (none when it cannot be read: the
+ * comparison goes on, it only looks for where the golden run broke). */
+static sg_status count_golden_nonfinite(struct builder *b, struct sg_compare_row *row)
+{
+    struct sg_array g = {0};
+    struct sg_diag d = {0};
+    sg_status st = sg_npy_read(row->golden_file->path, &g, &d);
+    if (st)
+        return st == SG_ENOMEM ? sg_diag_set(b->diag, st, "%s", d.msg) : SG_OK;
+    uint64_t inf;
+    sg_array_count_nonfinite(&g, &row->golden_nan, &inf);
+    row->golden_nonfinite = row->golden_nan + inf;
+    sg_array_free(&g);
+    return SG_OK;
+}
+
+/* When a compared golden tensor holds NaN/Inf, the golden tensors of the
+ * rows before it that were not compared (fused away, golden only) are read
+ * too, up to the last network output holding NaN/Inf (without a model, the
+ * first compared tensor): the analysis looks there for where the golden
+ * run broke. Rows are sorted. */
+static sg_status golden_nonfinite_before(struct builder *b)
+{
+    sg_compare_result *r = b->r;
+    size_t end = 0;
+    for (size_t i = 0; i < r->n_rows; i++) {
+        const struct sg_compare_row *row = &r->rows[i];
+        if (row->status != SG_ROW_COMPARED || !row->golden_nonfinite)
+            continue;
+        if (row->is_output || (!b->mi.g && !end))
+            end = i + 1;
+    }
+    for (size_t i = 0; i < end; i++) {
+        struct sg_compare_row *row = &r->rows[i];
+        if (row->status == SG_ROW_COMPARED || !row->golden_file)
+            continue;
+        sg_status st = count_golden_nonfinite(b, row);
+        if (st)
+            return st;
+    }
+    return SG_OK;
 }
 
 /* Topological position; then dump order; one-sided rows without a place last. */
@@ -692,11 +827,14 @@ sg_status sg_compare_run(const struct sg_compare_opts *opts, sg_compare_result *
     }
     if (r->n_rows)
         qsort(r->rows, r->n_rows, sizeof *r->rows, cmp_rows);
-    if ((st = sg__compare_analyse(r, b.mi.g, b.mi.order, b.mi.n, diag)))
+    if ((st = golden_nonfinite_before(&b)))
+        goto out_free;
+    if ((st = sg__compare_analyse(r, b.mi.g, b.mi.order, b.mi.n, b.mi.names, diag)))
         goto out_free;
     model_info_free(&b.mi);
     sg__strmap_free(&b.used_golden);
     sg__strmap_free(&b.covered);
+    sg__strmap_free(&b.covered_key);
     sg__strmap_free(&b.op_rows);
     *out = r;
     return SG_OK;
@@ -704,6 +842,7 @@ out_free:
     model_info_free(&b.mi);
     sg__strmap_free(&b.used_golden);
     sg__strmap_free(&b.covered);
+    sg__strmap_free(&b.covered_key);
     sg__strmap_free(&b.op_rows);
     sg_compare_result_free(r);
     if (!r)
@@ -732,20 +871,25 @@ const char *sg_compare_status_name(enum sg_compare_status s)
 
 const char *sg_verdict_name(enum sg_verdict v)
 {
-    static const char *const names[SG_VERDICT_COUNT] = {"PASS", "FAIL", "UNKNOWN"};
+    static const char *const names[SG_VERDICT_COUNT] = {"PASS", "FAIL", "UNKNOWN",
+                                                        "GOLDEN_NOT_FINITE"};
     return (unsigned)v < SG_VERDICT_COUNT ? names[v] : "?";
 }
 
 const char *sg_cause_name(enum sg_cause c)
 {
-    static const char *const names[SG_CAUSE_COUNT] = {"none", "overflow", "fused op", "jump",
-                                                      "accumulated error"};
+    static const char *const names[SG_CAUSE_COUNT] = {"none", "overflow",          "fused op",
+                                                      "jump", "accumulated error", "precision"};
     return (unsigned)c < SG_CAUSE_COUNT ? names[c] : "?";
 }
 
 const char *sg_input_state_name(enum sg_input_state s)
 {
-    static const char *const names[SG_INPUT_STATE_COUNT] = {"agrees", "constant", "inferred",
-                                                            "in error"};
+    static const char *const names[SG_INPUT_STATE_COUNT] = {"dumped, agrees",
+                                                            "constant (initializer or Constant)",
+                                                            "not dumped (upstream agrees)",
+                                                            "in error",
+                                                            "graph input",
+                                                            "within the target's rounding"};
     return (unsigned)s < SG_INPUT_STATE_COUNT ? names[s] : "?";
 }

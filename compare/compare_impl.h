@@ -7,6 +7,7 @@
 
 #include "sg_arena.h"
 #include "sg_compare.h"
+#include "sg_dumpname.h"
 
 #include <stdbool.h>
 
@@ -15,16 +16,22 @@
  * previous setting. Not thread-safe. */
 bool sg__metrics_force_generic(bool on);
 
+/* metrics.c: n elements of a from element i as float32 into out; whether
+ * the metrics take a dtype. */
+void sg__metrics_to_f32(const struct sg_array *a, size_t i, size_t n, float *out);
+bool sg__metrics_supported(int32_t dtype);
+
 /* compare.c: printf into an arena; NULL when out of memory. */
 char *sg__cmp_printf(sg_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * analysis.c: fill r->analysis from r->rows (sorted). g, order, n: the
  * model's main graph and its topological order (node->mark holds each
- * node's position), or NULL/0 without a model. SG_ENOMEM only.
+ * node's position), or NULL/0 without a model; names: what dumps call its
+ * nodes (sg_dump_names). SG_ENOMEM only.
  */
 sg_status sg__compare_analyse(sg_compare_result *r, sg_graph *g, sg_node *const *order, uint32_t n,
-                              struct sg_diag *diag);
+                              const sg_dump_names *names, struct sg_diag *diag);
 
 /* report.c: shared by the CSV, JSON and HTML writers. */
 /* v with `decimals` decimals; "NaN", "inf", "-inf" for the others. */

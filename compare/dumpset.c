@@ -27,6 +27,9 @@
 
 #define MAX_DEPTH 8
 
+/* The loose-map value of a spelling several files share. */
+static const struct sg_dump_file ambiguous;
+
 struct scan {
     sg_dumpset *ds;
     sg_arena *arena;
@@ -128,7 +131,6 @@ static sg_status add_file(struct scan *s, const char *dir, const char *fname,
     struct sg_dump_file f = {0};
     struct sg_dump_onnx on;
     struct sg_dump_device dv;
-    char key[SG_DUMP_NAME_MAX + 1];
     const char *name;
     bool input;
     if (sg_dump_parse_onnx(fname, &on)) {
@@ -142,21 +144,17 @@ static sg_status add_file(struct scan *s, const char *dir, const char *fname,
             char head[SG_DUMP_NAME_MAX + 8];
             snprintf(head, sizeof head, "input_%s", on.node);
             f.key = sg_arena_strdup(s->arena, head);
-        } else if (full) {
-            size_t len = strlen(full) + 1;
-            f.key = sg_arena_alloc(s->arena, len);
-            if (f.key)
-                sg_dump_sanitize(full, f.key, len);
         } else {
-            f.key = sg_arena_strdup(s->arena, on.node);
+            f.key = sg_arena_strdup(s->arena, name);
         }
     } else if (sg_dump_parse_device(fname, &dv)) {
+        const char *full = sg__strmap_get(names, fname);
         input = dv.input;
-        name = dv.op_name;
+        name = full ? full : dv.op_name;
         f.device = true;
         f.index = dv.index;
         f.timestamp = dv.timestamp;
-        f.key = sg_arena_strdup(s->arena, sg_dump_sanitize(dv.op_name, key, sizeof key));
+        f.key = sg_arena_strdup(s->arena, name);
         f.op_type = sg_arena_strdup(s->arena, dv.op_type);
     } else {
         s->ds->n_ignored++;
@@ -275,15 +273,16 @@ sg_status sg_dumpset_scan(const char *dir, sg_dumpset **out, struct sg_diag *dia
         return sg_diag_set(diag, SG_EINVAL, "%s: not a folder of dumps", dir);
     sg_dumpset *ds = sg_calloc(1, sizeof *ds);
     sg_arena *arena = sg_arena_create();
-    struct sg__strmap *map = sg_calloc(1, sizeof *map);
+    struct sg__strmap *map = sg_calloc(1, sizeof *map), *loose = sg_calloc(1, sizeof *loose);
     struct scan s = {.ds = ds, .arena = arena, .diag = diag};
     sg_status st;
-    if (!ds || !arena || !map) {
+    if (!ds || !arena || !map || !loose) {
         st = sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", dir);
         goto out_free;
     }
     ds->arena = arena;
     ds->by_key = map;
+    ds->by_loose = loose;
     if (!(ds->dir = sg_arena_strdup(arena, dir))) {
         st = sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", dir);
         goto out_free;
@@ -304,7 +303,7 @@ sg_status sg_dumpset_scan(const char *dir, sg_dumpset **out, struct sg_diag *dia
     while (ds->n_files < s.n && !ds->files[ds->n_files].input)
         ds->n_files++;
     ds->n_input_files = s.n - ds->n_files;
-    if ((st = sg__strmap_reserve(map, s.n))) {
+    if ((st = sg__strmap_reserve(map, s.n)) || (st = sg__strmap_reserve(loose, s.n))) {
         sg_diag_set(diag, st, "%s: out of memory", dir);
         goto out_free;
     }
@@ -327,6 +326,19 @@ sg_status sg_dumpset_scan(const char *dir, sg_dumpset **out, struct sg_diag *dia
          * output has that name: then it is a node called input_<...>. */
         if (!old)
             sg__strmap_put(map, k, f);
+        if (f->input)
+            continue;
+        /* The name as a file spells it, for readers that know it only so:
+         * unique, or ambiguous (several names spell alike). */
+        size_t kl = strlen(k) + 1;
+        char *lk = sg_arena_alloc(arena, kl);
+        if (!lk) {
+            st = sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", dir);
+            goto out_free;
+        }
+        sg_dump_sanitize(k, lk, kl);
+        const struct sg_dump_file *prev = sg__strmap_get(loose, lk);
+        sg__strmap_put(loose, lk, prev ? (void *)&ambiguous : (void *)f);
     }
     *out = ds;
     return SG_OK;
@@ -339,6 +351,10 @@ out_free:
         sg__strmap_free(map);
         sg_free(map);
     }
+    if (loose) {
+        sg__strmap_free(loose);
+        sg_free(loose);
+    }
     sg_arena_free(arena);
     return st;
 }
@@ -349,12 +365,16 @@ void sg_dumpset_free(sg_dumpset *ds)
         return;
     sg__strmap_free(ds->by_key);
     sg_free(ds->by_key);
+    sg__strmap_free(ds->by_loose);
+    sg_free(ds->by_loose);
     sg_free(ds->files);
     sg_arena_free(ds->arena);
     sg_free(ds);
 }
 
-const struct sg_dump_file *sg_dumpset_find(const sg_dumpset *ds, const char *key, uint32_t index)
+/* The file under map key "<index>:<key>" of map m, or NULL. */
+static const struct sg_dump_file *lookup(const struct sg__strmap *m, const char *key,
+                                         uint32_t index)
 {
     char buf[1024];
     size_t kl = strlen(key);
@@ -362,8 +382,28 @@ const struct sg_dump_file *sg_dumpset_find(const sg_dumpset *ds, const char *key
     if (!k)
         return NULL;
     snprintf(k, kl + 16, "%" PRIu32 ":%s", index, key);
-    const struct sg_dump_file *f = sg__strmap_get(ds->by_key, k);
+    const struct sg_dump_file *f = sg__strmap_get(m, k);
     if (k != buf)
         sg_free(k);
     return f;
+}
+
+const struct sg_dump_file *sg_dumpset_find(const sg_dumpset *ds, const char *key, uint32_t index)
+{
+    const struct sg_dump_file *f = lookup(ds->by_key, key, index);
+    if (f)
+        return f;
+    /* As a file spells the name: when exactly one file does. */
+    char buf[1024];
+    size_t kl = strlen(key) + 1;
+    char *k = kl + 16 <= sizeof buf ? buf : sg_malloc(kl + 16);
+    if (!k)
+        return NULL;
+    memcpy(k, "", 1);
+    int pl = snprintf(k, 16, "%" PRIu32 ":", index);
+    sg_dump_sanitize(key, k + pl, kl);
+    f = sg__strmap_get(ds->by_loose, k);
+    if (k != buf)
+        sg_free(k);
+    return f == &ambiguous ? NULL : f;
 }

@@ -261,14 +261,13 @@ static void metrics_nan(struct sg_metrics *m)
 {
     memset(m, 0, sizeof *m);
     m->cosine = m->max_abs = m->accum_rel = m->red = m->kl = m->mean_abs = m->rmse = m->max_rel =
-        m->mean_rel = NAN;
+        m->mean_rel = m->mean_rel_floor = NAN;
     m->target_mean = m->target_std = m->golden_mean = m->golden_std = NAN;
 }
 
 /* ------------------------------------------------------------ data access */
 
-/* Element i.. of a tensor as float32, n elements into out. */
-static void to_f32(const struct sg_array *a, size_t i, size_t n, float *out)
+void sg__metrics_to_f32(const struct sg_array *a, size_t i, size_t n, float *out)
 {
     const uint8_t *base = a->data;
     switch (a->dtype) {
@@ -375,8 +374,8 @@ static void run_arrays(struct run *r, enum pass_kind k, const struct sg_array *t
     float xb[CHUNK], yb[CHUNK];
     for (size_t i = 0; i < n; i += CHUNK) {
         size_t len = n - i < CHUNK ? n - i : CHUNK;
-        to_f32(t, i, len, xb);
-        to_f32(g, i, len, yb);
+        sg__metrics_to_f32(t, i, len, xb);
+        sg__metrics_to_f32(g, i, len, yb);
         run_pass(r, k, xb, yb, len);
     }
 }
@@ -421,7 +420,7 @@ void sg_metrics_f32(const float *x, const float *y, size_t n, struct sg_metrics 
     compute(&r, NULL, NULL, x, y, n, false, out);
 }
 
-static bool supported(int32_t dtype)
+bool sg__metrics_supported(int32_t dtype)
 {
     return dtype != SG_DTYPE_STRING && dtype != SG_DTYPE_COMPLEX64 &&
            dtype != SG_DTYPE_COMPLEX128 && sg_dtype_size(dtype) > 0;
@@ -442,7 +441,7 @@ sg_status sg_metrics_compute(const struct sg_array *target, const struct sg_arra
                              struct sg_metrics *out, struct sg_diag *diag)
 {
     metrics_nan(out);
-    if (!supported(target->dtype) || !supported(golden->dtype))
+    if (!sg__metrics_supported(target->dtype) || !sg__metrics_supported(golden->dtype))
         return sg_diag_set(diag, SG_EUNSUPPORTED, "cannot compare %s with %s data",
                            sg_dtype_name(target->dtype), sg_dtype_name(golden->dtype));
     int64_t nt = sg_array_numel(target), ng = sg_array_numel(golden);
@@ -464,10 +463,7 @@ sg_status sg_metrics_compute(const struct sg_array *target, const struct sg_arra
 
 bool sg_metrics_is_error(const struct sg_metrics *m, const struct sg_thresholds *t)
 {
-    if (m->overflow)
-        return true;
-    return m->cosine < t->cosine || m->red > t->red || m->kl > t->kl || m->rmse > t->rmse ||
-           m->mean_rel > t->mre;
+    return sg_metrics_crossed(m, t) != 0;
 }
 
 double sg_metrics_severity(const struct sg_metrics *m, const struct sg_thresholds *t)
@@ -480,9 +476,12 @@ double sg_metrics_severity(const struct sg_metrics *m, const struct sg_threshold
         double v = cos_room > 0 ? (1.0 - m->cosine) / cos_room : (m->cosine < t->cosine ? 2 : 0);
         worst = fmax(worst, v);
     }
-    const double vals[4] = {m->red, m->kl, m->rmse, m->mean_rel};
-    const double lims[4] = {t->red, t->kl, t->rmse, t->mre};
+    const double vals[4] = {m->red, m->kl, sg_metrics_rmse_tested(m, t),
+                            sg_metrics_mre_tested(m, t)};
+    const double lims[4] = {t->red, t->kl, sg_metrics_rmse_limit(t), t->mre};
     for (int i = 0; i < 4; i++) {
+        if (isnan(lims[i]))
+            continue; /* switched off */
         if (isnan(vals[i]))
             continue;
         double v = lims[i] > 0 ? vals[i] / lims[i] : (vals[i] > lims[i] ? 2 : 0);

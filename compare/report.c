@@ -74,9 +74,12 @@ const char *sg__cmp_shape(const struct sg_compare_row *row, char *buf, size_t si
 
 const char *sg__cmp_dtype(const struct sg_compare_row *row, bool target)
 {
-    bool have =
-        target ? row->target_file && row->target_dtype : row->golden_file && row->golden_dtype;
-    return have ? sg_dtype_name(target ? row->target_dtype : row->golden_dtype) : "NaN";
+    /* The target side: the dtype the op wrote its output in (the map's),
+     * which a dump converted to float32 no longer shows. */
+    int32_t dt = target ? (row->compute_dtype ? row->compute_dtype : row->target_dtype)
+                        : row->golden_dtype;
+    bool have = target ? row->target_file && dt : row->golden_file && dt;
+    return have ? sg_dtype_name(dt) : "NaN";
 }
 
 /* "<op>:output:<i>", msit's TensorIndex. */
@@ -238,6 +241,32 @@ static void json_row(struct sg_json *j, const sg_compare_result *r, size_t i)
     sg_json_int(j, row->index);
     sg_json_key(j, "fused");
     sg_json_bool(j, row->fused);
+    sg_json_key(j, "target_file_dtype");
+    sg_json_string(j, row->target_file && row->target_dtype ? sg_dtype_name(row->target_dtype)
+                                                            : NULL);
+    char crossed[512];
+    sg_metrics_crossed_text(&row->m, &r->thresholds, row->crossed, crossed, sizeof crossed);
+    sg_json_key(j, "crossed");
+    sg_json_string(j, crossed);
+    sg_json_key(j, "within_rounding");
+    sg_json_bool(j, row->within_rounding);
+    if (row->has_rounding) {
+        sg_json_key(j, "rounding");
+        sg_json_object_begin(j);
+        sg_json_key(j, "dtype");
+        sg_json_string(j, sg_dtype_name(row->compute_dtype));
+        sg_json_key(j, "CosineSimilarity");
+        sg_json_double(j, row->rounding.cosine);
+        sg_json_key(j, "RelativeEuclideanDistance");
+        sg_json_double(j, row->rounding.red);
+        sg_json_key(j, "KullbackLeiblerDivergence");
+        sg_json_double(j, row->rounding.kl);
+        sg_json_key(j, "RootMeanSquareError");
+        sg_json_double(j, row->rounding.rmse);
+        sg_json_key(j, "MeanRelativeError");
+        sg_json_double(j, row->rounding.mean_rel);
+        sg_json_object_end(j);
+    }
     sg_json_key(j, "target_file");
     sg_json_string(j, row->target_file ? row->target_file->path : NULL);
     sg_json_key(j, "golden_file");
@@ -310,6 +339,10 @@ sg_status sg_compare_write_json(const sg_compare_result *r, time_t when, FILE *o
     sg_json_double(&j, r->thresholds.rmse);
     sg_json_key(&j, "MeanRelativeError");
     sg_json_double(&j, r->thresholds.mre);
+    sg_json_key(&j, "RootMeanSquareError/std(golden)");
+    sg_json_double(&j, r->thresholds.rmse_relative);
+    sg_json_key(&j, "MeanRelativeErrorFloor");
+    sg_json_double(&j, r->thresholds.mre_floor);
     sg_json_object_end(&j);
 
     sg_json_key(&j, "verdict");
@@ -333,6 +366,7 @@ sg_status sg_compare_write_json(const sg_compare_result *r, time_t when, FILE *o
         {"network_outputs", an->n_outputs},
         {"network_outputs_failed", an->n_outputs_failed},
         {"network_outputs_missing", an->n_outputs_missing},
+        {"network_outputs_golden_not_finite", an->n_outputs_golden_nonfinite},
     };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         sg_json_key(&j, counts[i].k);
@@ -346,6 +380,26 @@ sg_status sg_compare_write_json(const sg_compare_result *r, time_t when, FILE *o
     sg_json_bool(&j, an->outputs_known);
     sg_json_key(&j, "summary");
     sg_json_string(&j, an->summary);
+    sg_json_key(&j, "golden_not_finite");
+    if (an->golden_nonfinite < 0) {
+        sg_json_null(&j);
+    } else {
+        const struct sg_compare_row *row = &r->rows[an->golden_nonfinite];
+        sg_json_object_begin(&j);
+        sg_json_key(&j, "row");
+        sg_json_int(&j, an->golden_nonfinite);
+        sg_json_key(&j, "golden_node");
+        sg_json_string(&j, row->golden_node ? row->golden_node : row->golden);
+        sg_json_key(&j, "OpType");
+        sg_json_string(&j, row->op_type);
+        sg_json_key(&j, "position");
+        sg_json_int(&j, row->position == UINT32_MAX ? -1 : (int64_t)row->position);
+        sg_json_key(&j, "values");
+        sg_json_int(&j, (int64_t)row->golden_nonfinite);
+        sg_json_key(&j, "network_outputs");
+        sg_json_int(&j, (int64_t)an->n_outputs_golden_nonfinite);
+        sg_json_object_end(&j);
+    }
     sg_json_key(&j, "first_failing");
     if (an->first_fail < 0) {
         sg_json_null(&j);

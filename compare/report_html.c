@@ -52,6 +52,7 @@ static const char css[] =
     ".meta{color:#5a6675;font-size:12px}.badge{display:inline-block;padding:3px 12px;"
     "border-radius:12px;font-weight:700;color:#fff;margin-right:10px}"
     ".PASS{background:#2e7d32}.FAIL{background:#c62828}.UNKNOWN{background:#b26a00}"
+    ".GOLDEN_NOT_FINITE{background:#6a1b9a}.golden-bad{color:#6a1b9a;font-size:1.1em}"
     ".card{background:#fff;border:1px solid #dde3ea;border-radius:8px;padding:14px 18px;"
     "margin:12px 0}"
     "table{border-collapse:collapse;background:#fff}th,td{border:1px solid #dde3ea;"
@@ -63,7 +64,11 @@ static const char css[] =
     ".filters{margin:8px 0;display:flex;gap:14px;align-items:center;flex-wrap:wrap}"
     ".filters input[type=text]{width:260px;padding:3px 6px}"
     "svg text{font:11px system-ui,sans-serif;fill:#1d2733}.tableWrap{max-height:640px;"
-    "overflow:auto;border:1px solid #dde3ea}code{background:#eef2f6;padding:0 3px}";
+    "overflow:auto;border:1px solid #dde3ea}code{background:#eef2f6;padding:0 3px}"
+    "#rows{font-size:12px}#rows td{white-space:nowrap}#rows td.name,#rows td.why,#rows td.op{"
+    "overflow:hidden;text-overflow:ellipsis}#rows td.name{max-width:140px}#rows td.gt{"
+    "max-width:100px}#rows td.why{max-width:140px}#rows td.op{max-width:90px}"
+    "td.crossed{color:#c62828;font-weight:700}";
 
 static const char script[] =
     "(function(){var q=document.getElementById('f-text'),s=document.getElementById('f-status'),"
@@ -287,6 +292,14 @@ static void first_failing(FILE *out, const sg_compare_result *r)
         fprintf(out, ") at position %u &mdash; cause: <b>%s</b>%s%s</p>", row->position,
                 sg_cause_name(an->cause), an->overflow ? ", overflow (OverFlow=YES)" : "",
                 an->fused ? ", fused op" : "");
+        char crossed[512];
+        if (*sg_metrics_crossed_text(&row->m, &r->thresholds, row->crossed, crossed,
+                                     sizeof crossed)) {
+            fputs("<p>crossed: <b>", out);
+            esc(out, crossed);
+            fprintf(out, "</b>%s</p>",
+                    row->within_rounding ? " (within the target's rounding)" : "");
+        }
         fputs("<p>Golden node(s): ", out);
         esc(out, row->golden);
         fputs("</p>\n<table><thead><tr><th>tensor</th><th>state</th><th>cosine</th>"
@@ -362,12 +375,16 @@ static void table(FILE *out, const sg_compare_result *r)
           "not comparable</option></select></label>"
           "<label><input id=\"f-output\" type=\"checkbox\"> network outputs only</label>"
           "<span id=\"f-count\"></span></div>\n"
-          "<div class=\"tableWrap\"><table id=\"rows\"><thead><tr><th>#</th><th>position</th>"
-          "<th>status</th><th>OpType</th><th>NPUDump</th><th>GroundTruth</th><th>Shape</th>"
-          "<th>OverFlow</th><th>Cosine</th><th>MaxAbs</th><th>RED</th><th>KL</th><th>RMSE</th>"
-          "<th>MeanRel</th><th>Error</th><th>Output</th><th>CompareFailReason</th></tr></thead>"
-          "<tbody>\n",
+          "<div class=\"tableWrap\"><table id=\"rows\"><thead><tr><th>#</th><th>Error</th>"
+          "<th>NPUDump</th><th>Cosine</th><th>RED</th><th>KL</th><th>RMSE</th><th>MeanRel</th>"
+          "<th "
+          "title=\"OverFlow\">Ovf</th><th>OpType</th><th>dtype</th><th>status</th><th>GroundTruth</"
+          "th>"
+          "<th>Shape</th><th>CompareFailReason</th></tr></thead><tbody>\n",
           out);
+    /* The columns that decide come first, names are cut to fit (the full
+     * text is the cell's tooltip): the table fits 1400 pixels. MaxAbs and
+     * the position are in the CSV and JSON. */
     for (size_t i = 0; i < r->n_rows; i++) {
         const struct sg_compare_row *row = &r->rows[i];
         bool err = row->is_error || row->mismatch;
@@ -376,30 +393,64 @@ static void table(FILE *out, const sg_compare_result *r)
                           : err                                  ? "err"
                           : row->status != SG_ROW_COMPARED       ? "side"
                                                                  : "";
+        char crossed[512];
+        sg_metrics_crossed_text(&row->m, &r->thresholds, row->crossed, crossed, sizeof crossed);
         fprintf(out,
                 "<tr class=\"%s\" data-status=\"%s\" data-error=\"%d\" data-output=\"%d\" "
-                "data-names=\"",
+                "title=\"",
                 cls, sg_compare_status_name(row->status), err, row->is_output);
+        /* The tooltip: which test fired, and why a row is off. */
+        esc(out, *crossed ? crossed : row->reason);
+        fputs("\" data-names=\"", out);
         lower_esc(out, row->target);
         fputc(' ', out);
         lower_esc(out, row->golden);
         fputc(' ', out);
         lower_esc(out, row->op_type);
-        fprintf(out, "\"><td class=\"n\">%zu</td><td class=\"n\">", i);
-        if (row->position != UINT32_MAX)
-            fprintf(out, "%u", row->position);
-        fprintf(out, "</td><td>%s</td><td>", sg_compare_status_name(row->status));
-        esc(out, row->op_type);
-        fputs("</td><td>", out);
+        fprintf(out, "\"><td class=\"n\">%zu</td><td>%s%s%s</td><td class=\"name\" title=\"", i,
+                !err                   ? "NO"
+                : row->within_rounding ? "rounding"
+                                       : "YES",
+                "", row->is_output ? " &middot; out" : "");
         esc(out, row->target);
-        fputs("</td><td>", out);
-        esc(out, row->golden);
+        fputs("\">", out);
+        esc(out, row->target);
+        fputs("</td>", out);
+        char cells[9][48];
+        sg__cmp_metric_strings(row, cells);
+        /* The metrics that decide, the crossed ones marked. */
+        static const struct {
+            int cell;
+            unsigned bit;
+        } decide[] = {{0, SG_CROSSED_COSINE},
+                      {3, SG_CROSSED_RED},
+                      {4, SG_CROSSED_KL},
+                      {6, SG_CROSSED_RMSE},
+                      {8, SG_CROSSED_MRE}};
+        for (size_t k = 0; k < sizeof decide / sizeof *decide; k++)
+            fprintf(out, "<td class=\"n%s\">%s</td>",
+                    row->crossed & decide[k].bit ? " crossed" : "", cells[decide[k].cell]);
         char shape[1024];
-        fprintf(out, "</td><td>%s</td><td>%s</td>", sg__cmp_shape(row, shape, sizeof shape),
+        fprintf(out, "<td>%s</td><td class=\"op\" title=\"",
                 row->status == SG_ROW_COMPARED ? (row->m.overflow ? "YES" : "NO") : "");
-        metric_cells(out, row);
-        fprintf(out, "<td>%s</td><td>%s</td><td>", err ? "YES" : "NO",
-                row->is_output ? "YES" : "NO");
+        esc(out, row->op_type);
+        fputs("\">", out);
+        esc(out, row->op_type);
+        fprintf(out, "</td><td>%s</td><td>%s</td><td class=\"name gt\" title=\"",
+                sg__cmp_dtype(row, true), sg_compare_status_name(row->status));
+        esc(out, row->golden);
+        fputs("\">", out);
+        esc(out, row->golden);
+        /* The shape without blanks: "[1,1280,7,7]". */
+        sg__cmp_shape(row, shape, sizeof shape);
+        size_t k = 0;
+        for (size_t q = 0; shape[q]; q++)
+            if (shape[q] != ' ')
+                shape[k++] = shape[q];
+        shape[k] = '\0';
+        fprintf(out, "</td><td>%s</td><td class=\"why\" title=\"", shape);
+        esc(out, row->reason);
+        fputs("\">", out);
         esc(out, row->reason);
         fputs("</td></tr>\n", out);
     }
@@ -447,6 +498,14 @@ sg_status sg_compare_write_html(const sg_compare_result *r, time_t when, FILE *o
     if (an->outputs_known)
         fprintf(out, "<p>network outputs: %zu, failing %zu, not compared %zu</p>", an->n_outputs,
                 an->n_outputs_failed, an->n_outputs_missing);
+    if (an->n_outputs_golden_nonfinite)
+        fprintf(out,
+                "<p class=\"golden-bad\"><b>The golden run is not finite:</b> %zu %s hold%s "
+                "NaN/Inf in the reference run itself; the comparison proves nothing until it "
+                "is fixed.</p>",
+                an->n_outputs_golden_nonfinite,
+                an->outputs_known ? "network output(s)" : "compared tensor(s)",
+                an->n_outputs_golden_nonfinite == 1 ? "s" : "");
     fprintf(out,
             "<p class=\"meta\">thresholds: cosine &lt; %g, RED &gt; %g, KL &gt; %g, RMSE &gt; %g, "
             "mean relative error &gt; %g, or NaN/Inf on the target side only</p></div></section>\n",

@@ -42,6 +42,7 @@
 #include "sg_status.h"
 #include "sg_tensorfile.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,15 +64,17 @@ enum sg_metric_flags {
 };
 
 struct sg_metrics {
-    double cosine;    /* CosineSimilarity */
-    double max_abs;   /* MaxAbsoluteError */
-    double accum_rel; /* AccumulatedRelativeError */
-    double red;       /* RelativeEuclideanDistance */
-    double kl;        /* KullbackLeiblerDivergence (P target, Q golden) */
-    double mean_abs;  /* MeanAbsoluteError */
-    double rmse;      /* RootMeanSquareError */
-    double max_rel;   /* MaxRelativeError */
-    double mean_rel;  /* MeanRelativeError */
+    double cosine;         /* CosineSimilarity */
+    double max_abs;        /* MaxAbsoluteError */
+    double accum_rel;      /* AccumulatedRelativeError */
+    double red;            /* RelativeEuclideanDistance */
+    double kl;             /* KullbackLeiblerDivergence (P target, Q golden) */
+    double mean_abs;       /* MeanAbsoluteError */
+    double rmse;           /* RootMeanSquareError */
+    double max_rel;        /* MaxRelativeError */
+    double mean_rel;       /* MeanRelativeError */
+    double mean_rel_floor; /* the same with |y_i| floored at thresholds.mre_floor * max |y|
+                              (filled by the comparison when that threshold is on, else NaN) */
     double target_mean, target_std, golden_mean, golden_std; /* StandardDeviation */
     uint64_t n;                                              /* elements compared */
     uint64_t target_nonfinite;                               /* NaN/Inf elements of the target */
@@ -98,21 +101,75 @@ void sg_metrics_f32(const float *x, const float *y, size_t n, struct sg_metrics 
 sg_status sg_metrics_compute(const struct sg_array *target, const struct sg_array *golden,
                              struct sg_metrics *out, struct sg_diag *diag);
 
-/* Thresholds (msit's defaults by SG_THRESHOLDS_DEFAULT). */
+/*
+ * Thresholds (msit's defaults by SG_THRESHOLDS_DEFAULT). A NaN threshold is
+ * off (no comparison with NaN is true). The scale-free alternatives are off
+ * by default: rmse_relative replaces the absolute RMSE test by RMSE /
+ * std(golden) > rmse_relative (for tensors whose values are large, where
+ * float16's spacing alone puts RMSE past 1); mre_floor > 0 computes the
+ * relative errors over max(|y_i|, mre_floor * max |y|) (for tensors that
+ * cross zero, where a near-zero golden value makes one relative error
+ * huge).
+ */
 struct sg_thresholds {
-    double cosine; /* error when CosineSimilarity < cosine */
-    double red;    /* error when RelativeEuclideanDistance > red */
-    double kl;     /* error when KullbackLeiblerDivergence > kl */
-    double rmse;   /* error when RootMeanSquareError > rmse */
-    double mre;    /* error when MeanRelativeError > mre */
+    double cosine;        /* error when CosineSimilarity < cosine */
+    double red;           /* error when RelativeEuclideanDistance > red */
+    double kl;            /* error when KullbackLeiblerDivergence > kl */
+    double rmse;          /* error when RootMeanSquareError > rmse */
+    double mre;           /* error when MeanRelativeError > mre */
+    double rmse_relative; /* NaN: off; else error when RMSE / std(golden) > it (not rmse) */
+    double mre_floor;     /* 0: off; else MeanRelativeError's floor, a fraction of max |y| */
 };
 #define SG_THRESHOLDS_DEFAULT                                                                      \
     {                                                                                              \
-        0.99, 0.05, 0.005, 1.0, 1.0                                                                \
+        0.99, 0.05, 0.005, 1.0, 1.0, NAN, 0                                                        \
     }
+
+/* Which test a row failed: bits of sg_metrics_crossed. */
+enum sg_crossed {
+    SG_CROSSED_COSINE = 1u << 0,
+    SG_CROSSED_RED = 1u << 1,
+    SG_CROSSED_KL = 1u << 2,
+    SG_CROSSED_RMSE = 1u << 3, /* RMSE, or RMSE / std(golden) with rmse_relative */
+    SG_CROSSED_MRE = 1u << 4,  /* MeanRelativeError, floored with mre_floor */
+    SG_CROSSED_OVERFLOW = 1u << 5,
+};
+
+/* The tests the metrics fail (enum sg_crossed bits; 0: none). */
+unsigned sg_metrics_crossed(const struct sg_metrics *m, const struct sg_thresholds *t);
 
 /* Whether the metrics cross a threshold or overflow (see the top). */
 bool sg_metrics_is_error(const struct sg_metrics *m, const struct sg_thresholds *t);
+
+/* The value the RMSE test compares (RMSE, or RMSE / std(golden)), the
+ * limit it compares with, and the value the MRE test compares. */
+double sg_metrics_rmse_tested(const struct sg_metrics *m, const struct sg_thresholds *t);
+double sg_metrics_rmse_limit(const struct sg_thresholds *t);
+double sg_metrics_mre_tested(const struct sg_metrics *m, const struct sg_thresholds *t);
+
+/*
+ * "RootMeanSquareError 1.530000 > 1; KullbackLeiblerDivergence 0.006600 >
+ * 0.005" for the bits of `crossed` (msit's metric names; "RMSE/std(golden)"
+ * and "MeanRelativeError(floor 0.01)" for the alternatives, "OverFlow 12 of
+ * 64" for an overflow) into buf; "" for 0. Returns buf.
+ */
+char *sg_metrics_crossed_text(const struct sg_metrics *m, const struct sg_thresholds *t,
+                              unsigned crossed, char *buf, size_t size);
+
+/*
+ * The metrics of golden tensor g rounded to `dtype` (float16 or bfloat16;
+ * others round to float32) against itself: the error that the target's
+ * precision makes of these very values, to tell a rounding from a jump
+ * (mean_rel_floor too when mre_floor > 0).
+ * SG_EUNSUPPORTED for string, complex and bool data; SG_ENOMEM.
+ */
+sg_status sg_metrics_rounding(const struct sg_array *g, int32_t dtype, double mre_floor,
+                              struct sg_metrics *out, struct sg_diag *diag);
+
+/* MeanRelativeError with |y_i| floored at floor * max |y| (NaN when empty
+ * or unsupported). */
+double sg_metrics_mre_floor(const struct sg_array *target, const struct sg_array *golden,
+                            double floor);
 
 /*
  * How far the metrics are into their thresholds: the largest of
@@ -127,7 +184,10 @@ double sg_metrics_severity(const struct sg_metrics *m, const struct sg_threshold
 /* One dump file of an operator output (input dumps are skipped). */
 struct sg_dump_file {
     char *path;         /* the file */
-    char *key;          /* match key: the node name with '.' and '/' as '_' (msit's rule) */
+    char *key;          /* match key: the node or op name as exactly as the folder gives
+                           it (mapping.csv, else as the file spells it: '.' and '/' as '_'
+                           in ONNX-form names, as msit writes them, '/' as '_' in device
+                           ones) */
     char *name;         /* the node or op name as best known: from mapping.csv, the file
                            name (ONNX form), or the device op name (device form) */
     char *op_type;      /* device form: the op type of the file name; NULL otherwise */
@@ -147,6 +207,7 @@ typedef struct sg_dumpset {
     size_t n_inputs;            /* input dumps of either form (not compared) */
     size_t n_ignored;           /* other .npy files whose names are not dumps */
     void *by_key;               /* (key, index) -> file (internal) */
+    void *by_loose;             /* (key as a file spells it, index) -> file (internal) */
     void *arena;                /* strings (internal) */
 } sg_dumpset;
 
@@ -162,7 +223,10 @@ sg_status sg_dumpset_scan(const char *dir, sg_dumpset **out, struct sg_diag *dia
 /* Free. NULL is a no-op. */
 void sg_dumpset_free(sg_dumpset *ds);
 
-/* The file dumped for output `index` of the node with match key `key`, or NULL. */
+/* The file dumped for output `index` of the node or op called `key`: the
+ * file whose key it is, else the one file whose key a file name spells as
+ * it spells `key` (a dump that lost the '.' and '/' of names, as msit's
+ * do); NULL when there is none, or several spell it alike. */
 const struct sg_dump_file *sg_dumpset_find(const sg_dumpset *ds, const char *key, uint32_t index);
 
 /* The compiled-op map (sg_atc_map, sg_atc_op) is graph/sg_atcmap.h. */
@@ -193,6 +257,18 @@ struct sg_compare_row {
     uint32_t rank;
     bool has_shape;
     struct sg_metrics m;        /* valid when status == SG_ROW_COMPARED */
+    uint64_t golden_nonfinite;  /* NaN/Inf elements of the golden tensor, and of them */
+    uint64_t golden_nan;        /* NaN: known for compared rows; for the others read only
+                                   when a compared golden tensor holds NaN/Inf, up to where
+                                   they began (0 otherwise) */
+    int32_t compute_dtype;      /* the dtype the target op wrote this output in: the map's
+                                   output dtype, else the target file's (0: not read) */
+    unsigned crossed;           /* enum sg_crossed: the tests it fails (0 when none) */
+    bool within_rounding;       /* in error, no overflow, and no failed test by more than
+                                   twice what rounding the golden tensor to compute_dtype
+                                   fails it by: the target's precision, not the op */
+    bool has_rounding;          /* `rounding` is set (rows in error without overflow) */
+    struct sg_metrics rounding; /* golden rounded to compute_dtype against golden */
     bool is_error;              /* IsPrecisionError */
     bool is_output;             /* IsOutputNode: the compared tensor is a graph output */
     bool fused;                 /* the target op covers more than one ONNX node */
@@ -205,18 +281,22 @@ struct sg_compare_row {
 };
 
 enum sg_verdict {
-    SG_VERDICT_PASS,    /* every network output compared and within thresholds */
-    SG_VERDICT_FAIL,    /* a network output is in error (or mis-shaped) */
-    SG_VERDICT_UNKNOWN, /* no output in error, but some could not be compared */
+    SG_VERDICT_PASS,              /* every network output compared and within thresholds */
+    SG_VERDICT_FAIL,              /* a network output is in error (or mis-shaped) */
+    SG_VERDICT_UNKNOWN,           /* no output in error, but some could not be compared */
+    SG_VERDICT_GOLDEN_NOT_FINITE, /* no output in error, but the golden run's own network
+                                     outputs hold NaN/Inf: nothing is proved */
     SG_VERDICT_COUNT
 };
 
 /* How an input of the first failing operator stands. */
 enum sg_input_state {
-    SG_INPUT_AGREES,   /* its row is within thresholds */
-    SG_INPUT_CONSTANT, /* a graph input or initializer: agrees by definition */
-    SG_INPUT_INFERRED, /* not dumped on both sides; everything upstream agrees */
-    SG_INPUT_IN_ERROR, /* its row (or the fused op making it) is in error */
+    SG_INPUT_AGREES,      /* dumped on both sides, within the thresholds */
+    SG_INPUT_CONSTANT,    /* an initializer or a Constant node: agrees by definition */
+    SG_INPUT_NOT_DUMPED,  /* not dumped on both sides; everything upstream agrees */
+    SG_INPUT_IN_ERROR,    /* its row (or the fused op making it) is in error */
+    SG_INPUT_GRAPH_INPUT, /* a graph input: both runs read the same values */
+    SG_INPUT_ROUNDING,    /* dumped, past a threshold by no more than the target's rounding */
     SG_INPUT_STATE_COUNT
 };
 
@@ -232,6 +312,7 @@ enum sg_cause {
     SG_CAUSE_FUSED,       /* a fused op: its inner nodes are hidden */
     SG_CAUSE_JUMP,        /* one operator: its inputs agree, its output does not */
     SG_CAUSE_ACCUMULATED, /* no single jump: error grows gradually */
+    SG_CAUSE_PRECISION,   /* no op is wrong: the error is the rounding of the target's dtype */
     SG_CAUSE_COUNT
 };
 
@@ -249,10 +330,14 @@ struct sg_compare_analysis {
     size_t n_inputs;
     const char **hidden; /* ONNX nodes the failing row hides: fused, then not dumped */
     size_t n_hidden;
-    size_t n_undumped;     /* how many of them (or more) simply have no dump */
-    double input_severity; /* worst sg_metrics_severity of its inputs' rows */
-    const char *summary;   /* one paragraph in plain words */
-    const char **advice;   /* what to do next, one line each */
+    size_t n_undumped;                 /* how many of them (or more) simply have no dump */
+    double input_severity;             /* worst sg_metrics_severity of its inputs' rows */
+    size_t n_outputs_golden_nonfinite; /* network outputs (without a model: compared tensors)
+                                          whose golden values hold NaN/Inf */
+    ptrdiff_t golden_nonfinite;        /* the first row in order whose golden tensor holds
+                                          NaN/Inf (where the golden run broke), or -1 */
+    const char *summary;               /* one paragraph in plain words */
+    const char **advice;               /* what to do next, one line each */
     size_t n_advice;
     const char **notes; /* caveats (no model, unknown names, ...) */
     size_t n_notes;

@@ -6,6 +6,7 @@
 #include "sg_atcmap.h"
 
 #include "sg_alloc.h"
+#include "sg_dtype.h"
 #include "sg_file.h"
 #include "sg_json_read.h"
 
@@ -58,6 +59,36 @@ bad:
                        label, value->line, value->col, key, op);
 }
 
+/* GE's dtype names (DT_*). */
+static const struct {
+    int32_t dtype;
+    const char *name;
+} dt_names[] = {
+    {SG_DTYPE_FLOAT, "DT_FLOAT"},   {SG_DTYPE_FLOAT16, "DT_FLOAT16"},
+    {SG_DTYPE_BFLOAT16, "DT_BF16"}, {SG_DTYPE_DOUBLE, "DT_DOUBLE"},
+    {SG_DTYPE_INT8, "DT_INT8"},     {SG_DTYPE_UINT8, "DT_UINT8"},
+    {SG_DTYPE_INT16, "DT_INT16"},   {SG_DTYPE_UINT16, "DT_UINT16"},
+    {SG_DTYPE_INT32, "DT_INT32"},   {SG_DTYPE_UINT32, "DT_UINT32"},
+    {SG_DTYPE_INT64, "DT_INT64"},   {SG_DTYPE_UINT64, "DT_UINT64"},
+    {SG_DTYPE_BOOL, "DT_BOOL"},     {SG_DTYPE_STRING, "DT_STRING"},
+};
+
+const char *sg_atc_dtype_name(int32_t dtype)
+{
+    for (size_t i = 0; i < sizeof dt_names / sizeof dt_names[0]; i++)
+        if (dt_names[i].dtype == dtype)
+            return dt_names[i].name;
+    return "DT_UNDEFINED";
+}
+
+int32_t sg_atc_dtype_parse(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof dt_names / sizeof dt_names[0]; i++)
+        if (strcmp(dt_names[i].name, name) == 0)
+            return dt_names[i].dtype;
+    return SG_DTYPE_UNDEFINED;
+}
+
 /* output_desc[i].attr: _datadump_origin_name {"s"} and
  * _datadump_origin_output_index {"i"}: which original output a compiled
  * output stands for. */
@@ -73,10 +104,14 @@ static sg_status read_output_desc(struct sg_jdoc *doc, const struct sg_jval *des
     op->n_outputs = n;
     op->out_orig = sg_arena_calloc(doc->arena, n ? n : 1, sizeof *op->out_orig);
     op->out_index = sg_arena_calloc(doc->arena, n ? n : 1, sizeof *op->out_index);
-    if (!op->out_orig || !op->out_index)
+    op->out_dtype = sg_arena_calloc(doc->arena, n ? n : 1, sizeof *op->out_dtype);
+    if (!op->out_orig || !op->out_index || !op->out_dtype)
         return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", label);
     for (size_t i = 0; i < n; i++) {
         op->out_index[i] = -1;
+        const struct sg_jval *dt = sg_jval_get(descs->items[i], "dtype");
+        if (dt && dt->type == SG_JSON_STRING)
+            op->out_dtype[i] = sg_atc_dtype_parse(dt->str);
         const struct sg_jval *attrs = sg_jval_get(descs->items[i], "attr");
         if (!attrs)
             continue;

@@ -318,6 +318,50 @@ int64_t sg_array_numel(const struct sg_array *a)
     return n;
 }
 
+void sg_array_count_nonfinite(const struct sg_array *a, uint64_t *nan, uint64_t *inf)
+{
+    /* Exponent and mantissa masks of each float layout: all-ones exponent
+     * is Inf with a zero mantissa, NaN otherwise. */
+    static const struct {
+        int32_t dtype;
+        unsigned bytes;
+        uint64_t exp, man;
+    } layouts[] = {
+        {SG_DTYPE_FLOAT, 4, 0x7f800000u, 0x007fffffu},
+        {SG_DTYPE_DOUBLE, 8, 0x7ff0000000000000ull, 0x000fffffffffffffull},
+        {SG_DTYPE_FLOAT16, 2, 0x7c00u, 0x03ffu},
+        {SG_DTYPE_BFLOAT16, 2, 0x7f80u, 0x007fu},
+    };
+    uint64_t n_nan = 0, n_inf = 0;
+    const unsigned char *p = a->data;
+#define SG__COUNT(T)                                                                               \
+    for (size_t i = 0; i < n; i++) {                                                               \
+        T b;                                                                                       \
+        memcpy(&b, p + i * sizeof b, sizeof b);                                                    \
+        if ((b & (T)e) == (T)e) {                                                                  \
+            n_nan += (b & (T)m) != 0;                                                              \
+            n_inf += (b & (T)m) == 0;                                                              \
+        }                                                                                          \
+    }
+    for (size_t k = 0; p && k < sizeof layouts / sizeof layouts[0]; k++) {
+        if (layouts[k].dtype != a->dtype)
+            continue;
+        size_t n = a->nbytes / layouts[k].bytes;
+        uint64_t e = layouts[k].exp, m = layouts[k].man;
+        if (layouts[k].bytes == 2)
+            SG__COUNT(uint16_t)
+        else if (layouts[k].bytes == 4)
+            SG__COUNT(uint32_t)
+        else
+            SG__COUNT(uint64_t)
+    }
+#undef SG__COUNT
+    if (nan)
+        *nan = n_nan;
+    if (inf)
+        *inf = n_inf;
+}
+
 sg_status sg_array_alloc(struct sg_array *a, int32_t dtype, const int64_t *dims, uint32_t rank)
 {
     if (rank > SG_MAX_RANK)
@@ -406,4 +450,19 @@ sg_status sg_tensor_file_read(const char *path, int32_t dtype, const int64_t *di
     memset(out, 0, sizeof *out);
     return sg_diag_set(diag, SG_EINVAL, "%s: unknown tensor file type (use .npy, .pb or .bin)",
                        path);
+}
+
+bool sg_value_count_nonfinite(sg_model *m, const sg_value *v, uint64_t *nan, uint64_t *inf)
+{
+    while (v && !v->init && v->outer)
+        v = v->outer;
+    if (!v || !v->init)
+        return false;
+    size_t nbytes = 0;
+    const void *data = sg_tensor_data(m, v->init, &nbytes, NULL);
+    if (!data && nbytes)
+        return false;
+    struct sg_array a = {.dtype = v->init->dtype, .data = (void *)data, .nbytes = nbytes};
+    sg_array_count_nonfinite(&a, nan, inf);
+    return true;
 }

@@ -28,6 +28,7 @@ struct sg_atc_op {
     const char *ub_pass;   /* pass_name_ub, or NULL */
     const char **out_orig; /* per output: output_desc _datadump_origin_name, or NULL */
     int64_t *out_index;    /* per output: _datadump_origin_output_index, or -1 */
+    int32_t *out_dtype;    /* per output: its "dtype" (DT_FLOAT16, ...) as an sg_dtype, or 0 */
     size_t n_outputs;      /* entries of output_desc (0 when absent) */
     uint32_t line, col;    /* where the op's object starts in the file */
 };
@@ -50,6 +51,11 @@ sg_status sg_atc_map_read(const char *path, sg_atc_map **out, struct sg_diag *di
 /* Parse one from memory (`label` names it in messages). */
 sg_status sg_atc_map_parse(const char *text, size_t len, const char *label, sg_atc_map **out,
                            struct sg_diag *diag);
+
+/* GE's name of a dtype ("DT_FLOAT16"; "DT_UNDEFINED" for one it lacks),
+ * and the dtype of a name (0, SG_DTYPE_UNDEFINED, for an unknown one). */
+const char *sg_atc_dtype_name(int32_t dtype);
+int32_t sg_atc_dtype_parse(const char *name);
 
 /* Free a map. NULL is a no-op. */
 void sg_atc_map_free(sg_atc_map *map);

@@ -15,9 +15,24 @@
  *     <OpType>.<OpName>.<task>.<stream>.<timestamp>.output.<i>.npy
  *     <OpType>.<OpName>.<task>.<stream>.<timestamp>.input.<i>.npy
  * parsed from the right, so an OpName that contains '.' still parses.
+ *
+ * Which name a node's dumps carry (sg_dump_names): its own; for a node
+ * without one, msit's: <OpType>_<i>, i its 0-based position in its graph's
+ * node list in file order, or <OpType>_<i>_<k> (k = 999, 1000, ...: the
+ * first free) where that is another node's name. The mock compiler names
+ * unnamed nodes so, and the comparison finds them so, with no renaming pass
+ * first. Two names that file names spell alike ("a.b", "a_b" and "a/b" are
+ * all "a_b") get distinct file stems: the first in file order keeps the
+ * plain one, the others "<stem>_<k>" (k = 1, 2, ...: the first stem no
+ * node has). mapping.csv lists every file whose stem is not the node's
+ * name (a '.' or '/' replaced, a stem made unique, a name shortened) with
+ * that name, so a reader learns each file's node exactly and never sees one
+ * node's dump twice nor one file for two nodes.
  */
 #ifndef SG_DUMPNAME_H
 #define SG_DUMPNAME_H
+
+#include "sg_ir.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -67,5 +82,40 @@ bool sg_dump_device_name(const char *op_type, const char *op_name, uint64_t task
 
 /* Parse a device dump file name; false if it is not one. */
 bool sg_dump_parse_device(const char *file_name, struct sg_dump_device *out);
+
+/* ------------------------------------------------------ node dump names */
+
+/* The dump names of a model's nodes (see the top). Read-only once made. */
+typedef struct sg_dump_names sg_dump_names;
+
+/*
+ * The names of the nodes of m's main graph. m must outlive the table and
+ * keep its nodes (a node added later has no entry; renaming one makes the
+ * table stale). SG_ENOMEM; SG_EINVAL for a model without a graph.
+ */
+sg_status sg_dump_names_create(const sg_model *m, sg_dump_names **out, struct sg_diag *diag);
+
+/* Free. NULL is a no-op. */
+void sg_dump_names_free(sg_dump_names *t);
+
+/* The name node n's dumps carry, or NULL when n has no entry. */
+const char *sg_dump_names_of(const sg_dump_names *t, const sg_node *n);
+
+/*
+ * The file stem of n's dumps, unique among the table's nodes: ONNX form
+ * ('.' and '/' as '_'), or with `device` the device form ('/' as '_').
+ * *listed (may be NULL) says whether it differs from the name, so that
+ * mapping.csv must give the name back. NULL when n has no entry.
+ */
+const char *sg_dump_names_stem(const sg_dump_names *t, const sg_node *n, bool device,
+                               bool *listed);
+
+/* The node whose dumps carry `name` (the first in file order when names
+ * repeat), or NULL. */
+sg_node *sg_dump_names_node(const sg_dump_names *t, const char *name);
+
+/* The node whose ONNX-form (or with `device`, device-form) file stem is
+ * `stem`, or NULL. */
+sg_node *sg_dump_names_by_stem(const sg_dump_names *t, const char *stem, bool device);
 
 #endif

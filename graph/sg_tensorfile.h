@@ -33,6 +33,16 @@ void sg_array_free(struct sg_array *a);
 /* Number of elements; -1 if a dim is negative or the product overflows. */
 int64_t sg_array_numel(const struct sg_array *a);
 
+/* The NaN and the +-Inf elements of a float array (float32, float64,
+ * float16, bfloat16; other dtypes have none), counted from the bits of its
+ * first nbytes of data. nan and inf may be NULL. */
+void sg_array_count_nonfinite(const struct sg_array *a, uint64_t *nan, uint64_t *inf);
+
+/* The same for value v of model m when the model holds its data: an
+ * initializer (of v or, for a capture, of the value it captures). False,
+ * counts untouched, for any other value or when its data cannot be read. */
+bool sg_value_count_nonfinite(sg_model *m, const sg_value *v, uint64_t *nan, uint64_t *inf);
+
 /*
  * Allocate a->data for dtype and dims (zeroed), replacing nothing: `a` must
  * be empty. SG_ERANGE on bad dims, SG_ENOMEM.

@@ -7,6 +7,7 @@
 #include "sg_dumpname.h"
 #include "sg_json.h"
 #include "sg_mockom.h"
+#include "strmap.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -28,6 +29,8 @@ struct entry {
     bool graph_output;
     bool is_input;
     char kind[32];
+    uint64_t nan, inf;  /* NaN and +-Inf elements written (float tensors) */
+    const sg_node *src; /* the node that made it (NULL for inputs); valid while the model is */
 };
 
 struct mapping {
@@ -44,6 +47,8 @@ struct job {
     sg_rt_value *v; /* referenced: the data written, unless conv */
     void *conv;     /* the dump's own conversion (dump_dtype), owned */
     struct sg_array a;
+    size_t entry;      /* its entry in the writer's list */
+    uint64_t nan, inf; /* NaN and +-Inf elements found while it was written */
 };
 
 /* Tensor files are written by a thread of the writer's own, so that the run
@@ -77,6 +82,7 @@ struct sg_dump {
     bool device;              /* device dump names */
     const sg_node *last_node; /* the node of the last observed output */
     uint64_t task;            /* its task number (device names) */
+    sg_dump_names *names;     /* the names and file stems of the run's nodes */
 };
 
 sg_status sg_dump_create(const char *dir, enum sg_dump_mode mode, sg_dump **out,
@@ -119,6 +125,8 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&w->lock);
         struct sg_diag diag = {0};
         sg_status st = write ? sg_npy_write_new(j->path, &j->a, &diag) : SG_OK;
+        if (write)
+            sg_array_count_nonfinite(&j->a, &j->nan, &j->inf);
         pthread_mutex_lock(&w->lock);
         if (st && !w->err.status)
             w->err = diag;
@@ -140,13 +148,18 @@ static void job_free(struct job *j)
     sg_free(j);
 }
 
-/* Release the finished jobs (their value references); caller holds lock. */
-static void release_finished(struct writer *w)
+/* Release the finished jobs (their value references), noting what each
+ * found in its entry of e[0..n); caller holds the lock. */
+static void release_finished(struct writer *w, struct entry *e, size_t n)
 {
     struct job *j = w->finished;
     w->finished = NULL;
     while (j) {
         struct job *next = j->next;
+        if (j->entry < n) {
+            e[j->entry].nan = j->nan;
+            e[j->entry].inf = j->inf;
+        }
         job_free(j);
         j = next;
     }
@@ -155,21 +168,24 @@ static void release_finished(struct writer *w)
 /* Queue j, waiting while too much is pending; starts the thread on first
  * use. Without a thread (it could not be created) the file is written
  * here. Takes ownership of j. */
-static sg_status writer_queue(struct writer *w, struct job *j, struct sg_diag *diag)
+static sg_status writer_queue(sg_dump *d, struct job *j, struct sg_diag *diag)
 {
+    struct writer *w = &d->w;
     if (!w->started && !w->inline_only) {
         w->started = pthread_create(&w->thread, NULL, writer_main, w) == 0;
         w->inline_only = !w->started; /* not tried again for every file */
     }
     if (w->inline_only) {
         sg_status st = sg_npy_write_new(j->path, &j->a, diag);
+        if (!st && j->entry < d->n)
+            sg_array_count_nonfinite(&j->a, &d->e[j->entry].nan, &d->e[j->entry].inf);
         job_free(j);
         return st;
     }
     pthread_mutex_lock(&w->lock);
     while (w->pending_jobs && w->pending_bytes + j->a.nbytes > WRITE_AHEAD_BYTES && !w->err.status)
         pthread_cond_wait(&w->done, &w->lock);
-    release_finished(w);
+    release_finished(w, d->e, d->n);
     sg_status st = w->err.status;
     if (st) {
         *diag = w->err;
@@ -198,7 +214,7 @@ sg_status sg_dump_flush(sg_dump *d, struct sg_diag *diag)
     pthread_mutex_lock(&w->lock);
     while (w->pending_jobs)
         pthread_cond_wait(&w->done, &w->lock);
-    release_finished(w);
+    release_finished(w, d->e, d->n);
     sg_status st = w->err.status;
     if (st)
         *diag = w->err;
@@ -217,7 +233,7 @@ static void writer_stop(struct writer *w)
         pthread_join(w->thread, NULL);
         w->started = false;
     }
-    release_finished(w);
+    release_finished(w, NULL, 0);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->work);
     pthread_cond_destroy(&w->done);
@@ -277,12 +293,91 @@ void sg_dump_free(sg_dump *d)
     sg_free(d->e);
     sg_free(d->map);
     sg_free(d->dir);
+    sg_dump_names_free(d->names);
     sg_free(d);
 }
 
 size_t sg_dump_count(const sg_dump *d)
 {
     return d->files;
+}
+
+/* NaN and Inf of value v as the run saw it: its dump entry (a node output
+ * or an input) through `by_value`, else its initializer's data; 0 when
+ * neither says (taken as finite: no evidence otherwise). */
+static void value_counts(const struct sg__strmap *by_value, const sg_value *v, uint64_t *nan,
+                         uint64_t *inf)
+{
+    *nan = *inf = 0;
+    const struct entry *f = sg__strmap_get(by_value, v->name);
+    if (f) {
+        *nan = f->nan;
+        *inf = f->inf;
+        return;
+    }
+    sg_value_count_nonfinite(v->graph ? v->graph->model : NULL, v, nan, inf);
+}
+
+void sg_dump_nonfinite(const sg_dump *d, struct sg_dump_nonfinite *out)
+{
+    memset(out, 0, sizeof *out);
+    struct sg__strmap by_value = {0};
+    bool map = true;
+    for (size_t i = 0; i < d->n && map; i++)
+        if (d->e[i].value && !sg__strmap_get(&by_value, d->e[i].value))
+            map = sg__strmap_put(&by_value, d->e[i].value, &d->e[i]) == SG_OK;
+    /* Where they began: the first node that makes NaN/Inf out of finite
+     * inputs (an overflow, a division by zero), else (every NaN/Inf starts
+     * from a constant's, such as a mask of -inf) the first that makes NaN
+     * out of inputs without NaN, else the first that holds any. */
+    const struct entry *from_finite = NULL, *nan_from_none = NULL, *first = NULL;
+    for (size_t i = 0; i < d->n; i++) {
+        const struct entry *e = &d->e[i];
+        uint64_t bad = e->nan + e->inf;
+        if (e->is_input) {
+            if (bad && !out->input)
+                out->input = e->value;
+            continue;
+        }
+        if (!bad)
+            continue;
+        out->n_tensors++;
+        if (e->graph_output) {
+            out->n_outputs++;
+            if (!out->output) {
+                out->output = e->value;
+                out->output_count = bad;
+            }
+        }
+        if (!first)
+            first = e;
+        if (!map || !e->src || (from_finite && nan_from_none))
+            continue;
+        bool finite = true, no_nan = true;
+        for (uint32_t k = 0; k < e->src->n_inputs; k++) {
+            const sg_value *v = e->src->inputs[k];
+            uint64_t nan, inf;
+            if (!v)
+                continue;
+            value_counts(&by_value, v, &nan, &inf);
+            finite &= nan + inf == 0;
+            no_nan &= nan == 0;
+        }
+        if (finite && !from_finite)
+            from_finite = e;
+        if (e->nan && no_nan && !nan_from_none)
+            nan_from_none = e;
+    }
+    sg__strmap_free(&by_value);
+    const struct entry *o = from_finite ? from_finite : nan_from_none ? nan_from_none : first;
+    if (o) {
+        out->node = o->node;
+        out->op_type = o->op_type;
+        out->index = o->index;
+        out->nan = o != from_finite && o == nan_from_none;
+        out->from_finite = o == from_finite;
+        out->count = out->nan ? o->nan : o->nan + o->inf;
+    }
 }
 
 static uint64_t next_timestamp(sg_dump *d)
@@ -380,7 +475,8 @@ static sg_status write_npy(sg_dump *d, char *path, const sg_rt_value *v, struct 
         j->v = sg_rt_value_ref((sg_rt_value *)v);
     }
     e->file_dtype = j->a.dtype;
-    sg_status st = writer_queue(&d->w, j, diag);
+    j->entry = (size_t)(e - d->e);
+    sg_status st = writer_queue(d, j, diag);
     if (!st)
         d->files++;
     return st;
@@ -412,17 +508,29 @@ sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v
     bool is_output = depth == 0 && out && (out->flags & SG_VALUE_OUTPUT);
     if (depth != 0 || !v || (d->mode == SG_DUMP_OUTPUTS && !is_output))
         return SG_OK;
-    const char *node = n->name && *n->name ? n->name : out ? out->name : n->op_type;
+    /* The names are made once, from the model of the first node seen. */
+    if (!d->names && n->graph && n->graph->model) {
+        sg_status st = sg_dump_names_create(n->graph->model, &d->names, diag);
+        if (st)
+            return st;
+    }
+    bool listed = false;
+    const char *node = sg_dump_names_of(d->names, n);
+    const char *stem = sg_dump_names_stem(d->names, n, d->device, &listed);
+    if (!node)
+        node = stem = n->name && *n->name ? n->name : n->op_type;
     char file[SG_DUMP_NAME_MAX + 1];
     bool mapped = d->device
-                      ? device_name(d, n, node, index, file, sizeof file)
-                      : sg_dump_onnx_name(node, false, index, next_timestamp(d), file, sizeof file);
+                      ? device_name(d, n, stem, index, file, sizeof file)
+                      : sg_dump_onnx_name(stem, false, index, next_timestamp(d), file, sizeof file);
+    mapped |= listed;
     struct entry *e = new_entry(d);
     if (!e)
         return sg_diag_set(diag, SG_ENOMEM, "out of memory");
     bool fail = false;
     e->node = dup_or_null(node, &fail);
     e->op_type = dup_or_null(n->op_type, &fail);
+    e->src = n;
     e->value = dup_or_null(out ? out->name : NULL, &fail);
     e->index = index;
     e->graph_output = is_output;
@@ -632,6 +740,10 @@ static void write_manifest(FILE *f, void *ctx)
         json_entry_common(&j, e);
         sg_json_key(&j, "graph_output");
         sg_json_bool(&j, e->graph_output);
+        sg_json_key(&j, "nan");
+        sg_json_int(&j, (int64_t)e->nan);
+        sg_json_key(&j, "inf");
+        sg_json_int(&j, (int64_t)e->inf);
         sg_json_object_end(&j);
     }
     sg_json_array_end(&j);

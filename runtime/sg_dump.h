@@ -10,16 +10,19 @@
  * manifest.json lists every tensor in execution order:
  *     {"format": "surgeon-dump", "version": 1, "mode": "all"|"outputs",
  *      "tensors": [{"index", "file", "node", "op_type", "output_index",
- *                   "value", "dtype", "shape", "graph_output"}, ...],
+ *                   "value", "dtype", "shape", "graph_output", "nan", "inf"}, ...],
  *      "inputs": [{"name", "file", "dtype", "shape"}, ...],
  *      "outputs": [{"name", "file"}, ...]}
  * "file" is null for values numpy cannot hold (strings, sequences,
  * optionals), and in "outputs" for a graph output that no node produces (a
  * graph input or initializer passed straight through); bfloat16 tensors are
- * written as float32 and say so in "file_dtype". A node without a name is
- * dumped under the name of its first output value ("node" in the manifest
- * says which name was used). Each tensor entry also has "kind" (tensor,
- * sequence, optional) and, when the file's dtype differs, "file_dtype".
+ * written as float32 and say so in "file_dtype". Nodes are named as
+ * sg_dump_names says (a node without a name as msit names it,
+ * <OpType>_<position>; names that file names would spell alike get file
+ * stems of their own, listed in mapping.csv); "node" in the manifest says
+ * which name was used; "nan" and "inf" count its NaN and +-Inf elements.
+ * Each tensor entry also has "kind" (tensor, sequence, optional) and, when
+ * the file's dtype differs, "file_dtype".
  *
  * Device naming (sg_dump_set_device_names), for runs of a mock OM: files
  * are named as device dumps converted to npy,
@@ -79,5 +82,31 @@ sg_status sg_dump_finish(sg_dump *d, const sg_rt *rt, struct sg_diag *diag);
 
 /* Number of tensor files written so far. */
 size_t sg_dump_count(const sg_dump *d);
+
+/* What the written tensors held that is not finite (NaN or +-Inf, in float
+ * tensors), in the order they were produced. Strings point into the writer
+ * (valid while it lives). */
+struct sg_dump_nonfinite {
+    size_t n_tensors;    /* dumped node outputs holding NaN/Inf */
+    const char *node;    /* where they began (execution order): the first node that makes
+                            NaN/Inf out of finite inputs (an overflow, a division by zero);
+                            else, when all start from a constant's (a mask of -inf), the
+                            first that makes NaN out of inputs without NaN; else the first
+                            whose output holds any; NULL when none */
+    const char *op_type; /*   its op type */
+    uint32_t index;      /*   which output */
+    uint64_t count;      /*   how many elements (NaN only when `nan`) */
+    bool from_finite;    /*   its inputs are finite */
+    bool nan;            /*   it was chosen for making NaN (count: its NaN) */
+    size_t n_outputs;    /* graph outputs among them */
+    const char *output;  /* the first such graph output (value name), or NULL */
+    uint64_t output_count;
+    const char *input; /* the first run input holding NaN/Inf (sg_dump_input), or NULL */
+};
+
+/* Fill *out once sg_dump_finish (or sg_dump_flush) returned: before, tensors
+ * still being written are not counted. The run's model must still live (its
+ * nodes' inputs and initializers are looked at). */
+void sg_dump_nonfinite(const sg_dump *d, struct sg_dump_nonfinite *out);
 
 #endif

@@ -20,6 +20,7 @@ enum {
     SG_EXIT_FAIL = 1,       /* the input was bad or the work failed */
     SG_EXIT_USAGE = 2,      /* the command line was wrong */
     SG_EXIT_THRESHOLDS = 3, /* checks ran and failed (compare: network outputs in error) */
+    SG_EXIT_GOLDEN = 4,     /* compare: the golden run's own outputs hold NaN/Inf */
 };
 
 struct sg_command {

@@ -72,17 +72,27 @@ const struct sg_command sg_cmd_compare = {
     "      --kl T           ... KL divergence > T (default 0.005)\n"
     "      --rmse T         ... root mean square error > T (default 1.0)\n"
     "      --mre T          ... mean relative error > T (default 1.0)\n"
+    "                       (each of these: 'off' turns the test off)\n"
+    "      --rmse-relative T  instead of --rmse: RMSE / std(golden) > T, for large\n"
+    "                       values (float16's spacing alone passes RMSE 1 above 2048)\n"
+    "      --mre-floor F    relative errors over max(|golden|, F * max |golden|), for\n"
+    "                       tensors crossing zero (e.g. F 0.01; default off)\n"
     "  -q, --quiet          print nothing but errors\n\n"
     "A tensor is also in error when the target has NaN/Inf where the golden run is\n"
     "finite (overflow). Exit status: 0 the network outputs pass, 3 they fail the\n"
-    "thresholds, 1 bad input (missing or empty folders, unreadable dumps, a map that\n"
-    "does not fit the model, outputs that could not be compared, a model that does\n"
-    "not run or compile), 2 bad usage.\n",
+    "thresholds, 4 the golden run's own outputs hold NaN/Inf (nothing is proved),\n"
+    "1 bad input (missing or empty folders, unreadable dumps, a map that does not\n"
+    "fit the model, outputs that could not be compared, a model that does not run\n"
+    "or compile), 2 bad usage.\n",
     run,
 };
 
 static bool parse_threshold(const char *s, double lo, double hi, double *out)
 {
+    if (strcmp(s, "off") == 0) {
+        *out = NAN; /* no comparison with NaN is true */
+        return true;
+    }
     char *end;
     double v = strtod(s, &end);
     if (!*s || *end || !isfinite(v) || v < lo || v > hi)
@@ -103,6 +113,11 @@ static void print_result(const sg_compare_result *r, const char *csv, const char
                strcmp(row->op_type, "NaN") ? row->op_type : "",
                strcmp(row->op_type, "NaN") ? ")" : "", sg_cause_name(an->cause),
                an->overflow && an->cause != SG_CAUSE_OVERFLOW ? ", with overflow" : "");
+        char crossed[512];
+        if (*sg_metrics_crossed_text(&row->m, &r->thresholds, row->crossed, crossed,
+                                     sizeof crossed))
+            printf("  crossed: %s%s\n", crossed,
+                   row->within_rounding ? " (within the target's rounding)" : "");
         for (size_t i = 0; i < an->n_inputs; i++)
             printf("  input %s: %s\n", an->inputs[i].value,
                    sg_input_state_name(an->inputs[i].state));
@@ -135,6 +150,13 @@ static int conclude(const sg_compare_result *r, const char *csv, const char *out
         return SG_EXIT_FAIL;
     if (an->verdict == SG_VERDICT_FAIL)
         return SG_EXIT_THRESHOLDS;
+    if (an->verdict == SG_VERDICT_GOLDEN_NOT_FINITE) {
+        cli_error("the golden run is not finite: %zu %s hold NaN/Inf in the reference run itself, "
+                  "so nothing was proved (see the advice)",
+                  an->n_outputs_golden_nonfinite,
+                  an->outputs_known ? "network output(s)" : "compared tensor(s)");
+        return SG_EXIT_GOLDEN;
+    }
     if (an->verdict == SG_VERDICT_UNKNOWN) {
         if (an->outputs_known && an->n_outputs)
             cli_error("%zu of the %zu network outputs could not be compared", an->n_outputs_missing,
@@ -222,6 +244,8 @@ static int run(int argc, char **argv)
         OPT_KL,
         OPT_RMSE,
         OPT_MRE,
+        OPT_RMSE_REL,
+        OPT_MRE_FLOOR,
         OPT_SOC,
         OPT_PREC,
         OPT_FUSION,
@@ -246,6 +270,8 @@ static int run(int argc, char **argv)
         {"kl", required_argument, NULL, OPT_KL},
         {"rmse", required_argument, NULL, OPT_RMSE},
         {"mre", required_argument, NULL, OPT_MRE},
+        {"rmse-relative", required_argument, NULL, OPT_RMSE_REL},
+        {"mre-floor", required_argument, NULL, OPT_MRE_FLOOR},
         {"quiet", no_argument, NULL, 'q'},
         {"soc", required_argument, NULL, OPT_SOC},
         {"precision", required_argument, NULL, OPT_PREC},
@@ -319,6 +345,12 @@ static int run(int argc, char **argv)
             break;
         case OPT_MRE:
             th = &opts.thresholds.mre;
+            break;
+        case OPT_RMSE_REL:
+            th = &opts.thresholds.rmse_relative;
+            break;
+        case OPT_MRE_FLOOR:
+            th = &opts.thresholds.mre_floor, hi = 1;
             break;
         case OPT_SOC:
             e.soc = optarg, memcpy(e2e_only, opt, sizeof opt);

@@ -283,6 +283,11 @@ static int run(int argc, char **argv)
     double t1 = now_ms();
     if (sg_dump_finish(dump, rt, &d))
         goto fail;
+    struct sg_dump_nonfinite nf;
+    char nf_text[1024];
+    sg_dump_nonfinite(dump, &nf);
+    if (*sg_verify_nonfinite_text(&nf, mode == SG_DUMP_ALL, nf_text, sizeof nf_text))
+        cli_warn("%s", nf_text);
     size_t n_dumped = sg_dump_count(dump);
     sg_dump_free(dump); /* its writer thread is done: nothing more goes into the folder */
     dump = NULL;

@@ -678,7 +678,7 @@ START_TEST(test_compare_overflow)
     run = compare_in("overflow", "golden", "target_partial", NULL, "models/exp_overflow.onnx");
     ck_assert_ok(run.st, &run.diag);
     ck_assert_str_eq(first_fail(run.r)->target, "Exp_3");
-    ck_assert_int_eq(run.r->analysis.inputs[0].state, SG_INPUT_INFERRED);
+    ck_assert_int_eq(run.r->analysis.inputs[0].state, SG_INPUT_NOT_DUMPED);
     ck_assert_uint_eq(run.r->analysis.n_hidden, 2);
     ck_assert_uint_eq(run.r->analysis.n_undumped, 2);
     ck_assert_str_eq(run.r->analysis.hidden[0], "Sub_1");
@@ -1126,7 +1126,7 @@ START_TEST(test_reports)
              "assert j['verdict'] == 'FAIL'\n"
              "ff = j['analysis']['first_failing']\n"
              "assert ff['NPUDump'] == 'Exp_3' and ff['cause'] == 'overflow' and ff['overflow']\n"
-             "assert ff['inputs'][0]['value'] == 't' and ff['inputs'][0]['state'] == 'agrees'\n"
+             "assert ff['inputs'][0]['value'] == 't' and ff['inputs'][0]['state'] == 'dumped, agrees'\n"
              "for r, c in zip(j['rows'], rows[1:]):\n"
              "    assert r['NPUDump'] == c[2] and r['GroundTruth'] == c[5]\n"
              "    v = r['CosineSimilarity']\n"

@@ -4,6 +4,7 @@
 #include "sg_dumpname.h"
 #include "sg_tensorfile.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,89 @@ START_TEST(test_dump_names)
 }
 END_TEST
 
+/* The names dumps give nodes: msit's for unnamed ones, stems made unique
+ * where names spell alike, and which ones mapping.csv must list. */
+START_TEST(test_node_dump_names)
+{
+    static const struct {
+        const char *op, *name;                 /* name NULL: unnamed */
+        const char *want, *stem, *device_stem; /* what the table says */
+        bool listed;                           /* ONNX form */
+    } nodes[] = {
+        {"Constant", NULL, "Constant_0", "Constant_0", "Constant_0", false},
+        {"Constant", NULL, "Constant_1_999", "Constant_1_999", "Constant_1_999", false},
+        {"Add", "a.b", "a.b", "a_b", "a.b", true},
+        {"Mul", "a_b", "a_b", "a_b_2", "a_b", true},
+        {"Sub", "a/b", "a/b", "a_b_3", "a_b_2", true},
+        {"Abs", "a_b_1", "a_b_1", "a_b_1", "a_b_1", false},
+        {"Relu", "Constant_1", "Constant_1", "Constant_1", "Constant_1", false},
+        {"Relu", NULL, "Relu_7", "Relu_7", "Relu_7", false},
+        {"Relu", "Relu_8_999", "Relu_8_999", "Relu_8_999", "Relu_8_999", false},
+        {"Relu", NULL, "Relu_9", "Relu_9", "Relu_9", false},
+        {"Tanh", NULL, "Tanh_10_1000", "Tanh_10_1000", "Tanh_10_1000", false},
+        {"Relu", "Tanh_10", "Tanh_10", "Tanh_10", "Tanh_10", false},
+    };
+    enum { N = sizeof nodes / sizeof nodes[0] };
+    sg_model *m = sg_model_create();
+    ck_assert_ptr_nonnull(m);
+    struct sg_diag d = {0};
+    sg_node *made[N];
+    for (size_t i = 0; i < N; i++)
+        ck_assert_ptr_nonnull(made[i] =
+                                  sg_node_create(m->graph, nodes[i].op, NULL, nodes[i].name, &d));
+    sg_dump_names *t = NULL;
+    ck_assert_ok(sg_dump_names_create(m, &t, &d), &d);
+    for (size_t i = 0; i < N; i++) {
+        bool listed, dlisted;
+        ck_assert_str_eq(sg_dump_names_of(t, made[i]), nodes[i].want);
+        ck_assert_str_eq(sg_dump_names_stem(t, made[i], false, &listed), nodes[i].stem);
+        ck_assert_str_eq(sg_dump_names_stem(t, made[i], true, &dlisted), nodes[i].device_stem);
+        ck_assert_msg(listed == nodes[i].listed, "node %zu", i);
+        ck_assert(dlisted == (strcmp(nodes[i].device_stem, nodes[i].want) != 0));
+        ck_assert_ptr_eq(sg_dump_names_by_stem(t, nodes[i].stem, false), made[i]);
+    }
+    /* Nodes by name; unnamed ones by their msit name (the counter k is
+     * shared: Constant_1_999, then Tanh_10_1000). */
+    ck_assert_ptr_eq(sg_dump_names_node(t, "Tanh_10"), made[11]);
+    ck_assert_ptr_eq(sg_dump_names_node(t, "Tanh_10_1000"), made[10]);
+    ck_assert_ptr_eq(sg_dump_names_node(t, "Constant_1_999"), made[1]);
+    ck_assert_ptr_null(sg_dump_names_node(t, "Constant_1_1000"));
+    ck_assert_ptr_null(sg_dump_names_of(t, NULL));
+    sg_dump_names_free(t);
+    sg_dump_names_free(NULL);
+    sg_model_free(m);
+}
+END_TEST
+
+/* NaN and Inf counted from the bits of each float layout. */
+START_TEST(test_count_nonfinite)
+{
+    float f[] = {1.0f, INFINITY, -INFINITY, NAN, -0.0f, 3e38f};
+    double g[] = {NAN, 1e308, -INFINITY};
+    uint16_t h[] = {0x7c00, 0xfc00, 0x7e00, 0x7bff, 0x3c00}; /* inf, -inf, nan, 65504, 1 */
+    uint16_t bf[] = {0x7f80, 0x7fc1, 0x3f80};                /* inf, nan, 1 */
+    int32_t i[] = {0x7f800000, 0x7fc00000};                  /* not a float tensor */
+    const struct {
+        int32_t dtype;
+        void *data;
+        size_t nbytes;
+        uint64_t nan, inf;
+    } cases[] = {
+        {SG_DTYPE_FLOAT, f, sizeof f, 1, 2},   {SG_DTYPE_DOUBLE, g, sizeof g, 1, 1},
+        {SG_DTYPE_FLOAT16, h, sizeof h, 1, 2}, {SG_DTYPE_BFLOAT16, bf, sizeof bf, 1, 1},
+        {SG_DTYPE_INT32, i, sizeof i, 0, 0},   {SG_DTYPE_FLOAT, NULL, 0, 0, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct sg_array a = {
+            .dtype = cases[k].dtype, .data = cases[k].data, .nbytes = cases[k].nbytes};
+        uint64_t nan = 99, inf = 99;
+        sg_array_count_nonfinite(&a, &nan, &inf);
+        ck_assert_msg(nan == cases[k].nan && inf == cases[k].inf, "case %zu: %llu NaN, %llu Inf", k,
+                      (unsigned long long)nan, (unsigned long long)inf);
+    }
+}
+END_TEST
+
 Suite *suite_tensorfile(void)
 {
     Suite *s = suite_create("tensorfile");
@@ -293,6 +377,8 @@ Suite *suite_tensorfile(void)
     tcase_add_test(tc, test_pb_backend_files);
     tcase_add_test(tc, test_bin);
     tcase_add_test(tc, test_dump_names);
+    tcase_add_test(tc, test_node_dump_names);
+    tcase_add_test(tc, test_count_nonfinite);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -48,6 +48,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -550,10 +551,13 @@ static void add_list(struct words *w, const char *opt, const char *const *v, siz
 
 static void add_threshold(struct words *w, const char *opt, double v, double def)
 {
-    if (v == def)
+    if (v == def || (isnan(v) && isnan(def)))
         return;
     char buf[64];
-    snprintf(buf, sizeof buf, "%.17g", v);
+    if (isnan(v))
+        snprintf(buf, sizeof buf, "off");
+    else
+        snprintf(buf, sizeof buf, "%.17g", v);
     add_opt(w, opt, buf);
 }
 
@@ -598,6 +602,8 @@ static char *repeat_command(const struct job *j)
     add_threshold(&w, "--kl", o->thresholds.kl, def.kl);
     add_threshold(&w, "--rmse", o->thresholds.rmse, def.rmse);
     add_threshold(&w, "--mre", o->thresholds.mre, def.mre);
+    add_threshold(&w, "--rmse-relative", o->thresholds.rmse_relative, def.rmse_relative);
+    add_threshold(&w, "--mre-floor", o->thresholds.mre_floor, def.mre_floor);
     char *line = w.ok && w.n ? sg_argv_format(w.v) : NULL;
     for (size_t i = 0; i < w.n; i++)
         sg_free(w.v[i]);
@@ -739,6 +745,8 @@ static sg_status make(struct job *j, struct sg_diag *d)
     sg__verify_emit(j->ev, SG_VERIFY_INFO,
                     "golden run: %s in float32, %zu tensors -> %s/golden (inputs in %s/inputs)",
                     o->model, res->golden_tensors, j->out, j->out);
+    if (info.nonfinite[0])
+        sg__verify_emit(j->ev, SG_VERIFY_WARNING, "golden run: %s", info.nonfinite);
 
     char name[PATH_MAX];
     if (j->kind == SG_VERIFY_TARGET_MOCK || j->kind == SG_VERIFY_TARGET_ATC) {

@@ -7,7 +7,41 @@
 #include "sg_mockom.h"
 #include "verify_impl.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
+
+char *sg_verify_nonfinite_text(const struct sg_dump_nonfinite *nf, bool all, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    size_t len = 0;
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        int w_ = snprintf(buf + len, size > len ? size - len : 0, __VA_ARGS__);                    \
+        len += w_ > 0 ? (size_t)w_ : 0;                                                            \
+    } while (0)
+    if (nf->input)
+        ADD("input '%s' holds NaN/Inf; ", nf->input);
+    if (nf->output)
+        ADD("output '%s' holds %" PRIu64 " NaN/Inf value%s%s", nf->output, nf->output_count,
+            nf->output_count == 1 ? "" : "s", nf->n_outputs > 1 ? " (and other outputs too)" : "");
+    if (all && nf->node)
+        ADD("%s%s '%s' (%s, output %" PRIu32 ": %" PRIu64 " %s)%s", nf->output ? "; " : "",
+            nf->from_finite ? "NaN/Inf begin at"
+            : nf->nan       ? "NaN begins at"
+                            : "NaN/Inf begin at",
+            nf->node, nf->op_type ? nf->op_type : "?", nf->index, nf->count,
+            nf->from_finite ? "values, from finite inputs"
+            : nf->nan       ? "NaN, from inputs without NaN"
+                            : "values",
+            nf->output ? "" : "; the outputs are finite");
+    else if (nf->output)
+        ADD(" (--dump all names the node that made it)");
+#undef ADD
+    if (len && len < size && buf[len - 1] == ' ')
+        buf[len - 2] = '\0'; /* an input alone: drop the "; " */
+    return buf;
+}
 
 /* Bind every input rt needs from `values`, by name. */
 static sg_status bind(sg_rt *rt, sg_dump *dump, const struct sg_verify_values *values,
@@ -72,6 +106,11 @@ sg_status sg_verify_run(sg_model *m, const struct sg_verify_run_opts *o,
     if ((st = sg_rt_run(rt, d)) || (st = sg_dump_finish(dump, rt, d)))
         goto out_label;
     info->n_tensors = sg_dump_count(dump);
+    struct sg_dump_nonfinite nf;
+    sg_dump_nonfinite(dump, &nf);
+    info->n_nonfinite = nf.n_tensors;
+    info->n_nonfinite_outputs = nf.n_outputs;
+    sg_verify_nonfinite_text(&nf, o->dump == SG_DUMP_ALL, info->nonfinite, sizeof info->nonfinite);
     goto out;
 out_label:
     sg_diag_prefix(d, "%s", label);

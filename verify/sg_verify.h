@@ -169,10 +169,13 @@ struct sg_verify_run_opts {
 
 /* What a run did. Strings point into the model (valid while it lives). */
 struct sg_verify_run_info {
-    size_t n_tensors;      /* tensor files written */
-    bool mock;             /* the model was a mock OM, run with float16 emulation */
-    const char *soc;       /* mock OM: its SoC, precision mode and overflow mode */
-    const char *precision; /*   (NULL when the file does not say) */
+    size_t n_tensors;           /* tensor files written */
+    size_t n_nonfinite;         /* of them, tensors holding NaN/Inf */
+    size_t n_nonfinite_outputs; /* graph outputs among them */
+    char nonfinite[1024];       /* what sg_verify_nonfinite_text says of them ("" when none) */
+    bool mock;                  /* the model was a mock OM, run with float16 emulation */
+    const char *soc;            /* mock OM: its SoC, precision mode and overflow mode */
+    const char *precision;      /*   (NULL when the file does not say) */
     const char *overflow;
 };
 
@@ -192,6 +195,17 @@ struct sg_verify_run_info {
 sg_status sg_verify_run(sg_model *m, const struct sg_verify_run_opts *o,
                         const struct sg_verify_inputs *spec, struct sg_verify_values *values,
                         struct sg_verify_run_info *info, struct sg_diag *diag);
+
+/*
+ * One sentence on what a run's dumps held that is not finite (from
+ * sg_dump_nonfinite), for a warning: which graph output holds NaN/Inf and
+ * the first node whose output did (with `all`, every node output was seen;
+ * otherwise only outputs were, and the sentence says --dump all finds the
+ * node), or an input that held NaN/Inf. "" when everything is finite.
+ * Returns buf.
+ */
+char *sg_verify_nonfinite_text(const struct sg_dump_nonfinite *nf, bool all, char *buf,
+                               size_t size);
 
 /* ------------------------------------------------------------ compile */
 
