@@ -196,6 +196,20 @@ static sg_status set_golden(struct builder *b, struct sg_compare_row *row,
                             const struct sg_dump_file *gf, const sg_node *node)
 {
     row->golden_file = gf;
+    if (node && b->mi.g && node->graph != b->mi.g) {
+        /* Inside an If/Loop/Scan body: in order where its main-graph
+         * ancestor runs (the dump order puts it before that node's own
+         * outputs), named by the execution dumped. */
+        const sg_node *top = node;
+        while (top->graph && top->graph != b->mi.g && top->graph->owner)
+            top = top->graph->owner;
+        row->body_node = node;
+        row->position = top->graph == b->mi.g ? top->mark : UINT32_MAX;
+        row->golden_node = gf ? gf->name : NULL;
+        if (gf && sg__strmap_put(&b->used_golden, gf->path, (void *)gf))
+            return sg_diag_set(b->diag, SG_ENOMEM, "out of memory");
+        return SG_OK;
+    }
     row->node = node;
     if (node) {
         row->position = node->mark;
@@ -404,7 +418,8 @@ static sg_status match_by_map(struct builder *b)
             if (!file_of(b, gf, node))
                 gf = NULL;
             row->index = tf->index;
-            row->reason = add_reason(b->arena, row->reason, "op not in the map");
+            if (!node || node->graph == b->mi.g) /* a body's nodes are never in it */
+                row->reason = add_reason(b->arena, row->reason, "op not in the map");
             if (gf && !sg__strmap_get(&b->used_golden, gf->path)) {
                 row->status = SG_ROW_COMPARED;
                 if ((st = set_golden(b, row, gf, node)))
@@ -617,6 +632,16 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
     if (row->op && row->target_file->index < row->op->n_outputs &&
         row->op->out_dtype[row->target_file->index])
         row->compute_dtype = row->op->out_dtype[row->target_file->index];
+    else if (row->body_node && b->r->map) {
+        /* A body's nodes are not in the map: they ran in the precision of
+         * the compiled op that holds the body (its first output's dtype). */
+        const sg_node *top = row->body_node;
+        while (top->graph && top->graph != b->mi.g && top->graph->owner)
+            top = top->graph->owner;
+        const struct sg_atc_op *op = sg__strmap_get(&b->covered, node_name(b, top));
+        if (op && op->n_outputs && op->out_dtype[0])
+            row->compute_dtype = op->out_dtype[0];
+    }
     if (!same_shape(&t, &g)) {
         char a[512], c[512];
         format_dims(t.dims, t.rank, a, sizeof a);

@@ -276,7 +276,9 @@ struct sg_compare_row {
     bool mismatch;              /* the shapes differ: the target tensor is wrong */
     const struct sg_atc_op *op; /* the map op, or NULL */
     const sg_node *node;        /* the golden node in the model (valid while the model
-                                   lives), or NULL */
+                                   lives), or NULL; NULL for a body node: */
+    const sg_node *body_node;   /* the node inside an If/Loop/Scan body whose execution
+                                   (golden_node names it) the row compares, or NULL */
     const char *reason;         /* CompareFailReason, "" when none */
 };
 
