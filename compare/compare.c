@@ -22,6 +22,7 @@
 #include "sg_alloc.h"
 #include "sg_arena.h"
 #include "sg_dumpname.h"
+#include "sg_npz.h"
 #include "strmap.h"
 
 #include <inttypes.h>
@@ -609,7 +610,7 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
     struct sg_diag d = {0};
     sg_status st = SG_OK;
     const struct sg_thresholds *th = &b->r->thresholds;
-    if ((st = sg_npy_read(row->golden_file->path, &g, &d))) {
+    if ((st = sg_dump_file_read(b->r->golden, row->golden_file, &g, &d))) {
         if (st == SG_ENOMEM)
             goto fail;
         mark_unreadable(b, row, &d);
@@ -620,7 +621,7 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
     row->rank = g.rank;
     memcpy(row->dims, g.dims, g.rank * sizeof *g.dims);
     row->has_shape = true;
-    if ((st = sg_npy_read(row->target_file->path, &t, &d))) {
+    if ((st = sg_dump_file_read(b->r->target, row->target_file, &t, &d))) {
         if (st == SG_ENOMEM)
             goto fail;
         mark_unreadable(b, row, &d);
@@ -725,7 +726,7 @@ static sg_status count_golden_nonfinite(struct builder *b, struct sg_compare_row
 {
     struct sg_array g = {0};
     struct sg_diag d = {0};
-    sg_status st = sg_npy_read(row->golden_file->path, &g, &d);
+    sg_status st = sg_dump_file_read(b->r->golden, row->golden_file, &g, &d);
     if (st)
         return st == SG_ENOMEM ? sg_diag_set(b->diag, st, "%s", d.msg) : SG_OK;
     uint64_t inf;
@@ -760,6 +761,26 @@ static sg_status golden_nonfinite_before(struct builder *b)
             return st;
     }
     return SG_OK;
+}
+
+/* The dumps of one side: msit's names, else (with a model) files or .npz
+ * members named by tensor. */
+static sg_status scan_side(struct builder *b, const char *path, sg_dumpset **out,
+                           struct sg_diag *diag)
+{
+    if (sg_npz_is_path(path))
+        return sg_dumpset_scan_tensors(path, b->mi.g ? b->mi.g->model : NULL, b->mi.names, out,
+                                       diag);
+    sg_status st = sg_dumpset_scan(path, out, diag);
+    if (st != SG_ENOTFOUND || !b->mi.g)
+        return st;
+    struct sg_diag d2 = {0};
+    sg_status st2 = sg_dumpset_scan_tensors(path, b->mi.g->model, b->mi.names, out, &d2);
+    if (st2 == SG_ENOTFOUND && strstr(diag->msg, "no .npy dump files"))
+        return st; /* no .npy at all: say so */
+    if (st2)
+        *diag = d2;
+    return st2;
 }
 
 /* Topological position; then dump order; one-sided rows without a place last. */
@@ -806,13 +827,13 @@ sg_status sg_compare_run(const struct sg_compare_opts *opts, sg_compare_result *
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         goto out_free;
     }
-    if ((st = sg_dumpset_scan(opts->golden_dir, &r->golden, diag)))
+    if ((st = model_info_init(&b.mi, opts->model, arena, diag)))
         goto out_free;
-    if ((st = sg_dumpset_scan(opts->target_dir, &r->target, diag)))
+    if ((st = scan_side(&b, opts->golden_dir, &r->golden, diag)))
+        goto out_free;
+    if ((st = scan_side(&b, opts->target_dir, &r->target, diag)))
         goto out_free;
     if (opts->map_path && (st = sg_atc_map_read(opts->map_path, &r->map, diag)))
-        goto out_free;
-    if ((st = model_info_init(&b.mi, opts->model, arena, diag)))
         goto out_free;
     if (r->map && b.mi.g && (st = check_map(&b, opts->model_label)))
         goto out_free;
