@@ -20,9 +20,11 @@ against numpy, which computes every body tensor of every iteration here:
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+from html import unescape
 
 import numpy as np
 import onnx
@@ -168,6 +170,14 @@ check(p.returncode == 0 and r["counts"]["compared"] == len(man["tensors"]),
 order = [row["GroundTruth"] for row in r["rows"]]
 check(order.index("Loop_3::body[0]::If_0") < order.index("Loop_3::body[1]::If_0") < order.index("Loop_3")
       < order.index("Scan_4::body[0]::Add_0"), "rows in run order, a body's rows before its owner's")
+
+# report.html: a long name is cut in the middle, so that its end (which
+# tells body nodes apart) shows; the full name is the tooltip.
+html = open(os.path.join(out, "report.html")).read()
+cells = re.findall(r'<td class="name(?: gt)?" title="([^"]*)">(.*?)</td>', html)
+long_ = [(t, v) for t, v in cells if len(t) > 24]
+check(long_ and all(unescape(v).endswith(unescape(t)[-8:]) and "\u2026" in unescape(v) for t, v in long_),
+      "long names in report.html keep their end (%d cut, e.g. %s)" % (len(long_), long_[:1]))
 
 # One body tensor of iteration 1 changed: that execution is the culprit.
 bent = os.path.join(WORK, "bent")
