@@ -238,8 +238,11 @@ static sg_status read_directory(sg_npz *z, struct sg_diag *diag)
                              z->path, (int)nl, name, method);
             break;
         }
+        /* Deflate cannot shrink data more than 1032 to 1: a larger claim
+         * is a lie, refused before anything is allocated for it. */
         if (mb.size > SG_NPZ_MAX_MEMBER || mb.local > z->file_size ||
-            mb.comp_size > z->file_size - mb.local || (method == 0 && mb.size != mb.comp_size)) {
+            mb.comp_size > z->file_size - mb.local || (method == 0 && mb.size != mb.comp_size) ||
+            (method == 8 && mb.size > mb.comp_size * 1032 + 64)) {
             st = sg_diag_set(diag, SG_EPARSE,
                              "%s: member %.*s: sizes that do not fit the file (%llu bytes, %llu "
                              "stored at offset %llu)",

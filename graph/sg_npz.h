@@ -7,7 +7,8 @@
  * deflated (method 8, through zlib), each checked against its CRC-32 and
  * its declared size. Refused with a message that names the archive and the
  * member: encryption, other methods, a directory that runs past the file,
- * a member whose data does not fit the file, sizes past SG_NPZ_MAX_MEMBER,
+ * a member whose data does not fit the file, sizes past SG_NPZ_MAX_MEMBER
+ * or past what deflate can make of the stored bytes (1032 to 1),
  * more than SG_NPZ_MAX_MEMBERS members, inflated data longer or shorter
  * than declared (a zip bomb stops at the declared size), a bad CRC.
  * Member names keep what np.savez gave them (a tensor name with '/' in it

@@ -200,6 +200,8 @@ data = bytearray(b.getvalue())
 cd = data.rfind(b"PK\x01\x02")
 struct.pack_into("<I", data, cd + 24, 128)  # uncompressed size: 128 bytes
 bad["inflates past its size"] = bytes(data)
+struct.pack_into("<I", data, cd + 24, 0xFFFFFFF0)  # 4 GB from about a kilobyte: past deflate's 1032:1
+bad["claims more than deflate can make"] = bytes(data)
 b = io.BytesIO()
 with zipfile.ZipFile(b, "w", zipfile.ZIP_BZIP2) as z:
     z.writestr("output.npy", member_bytes(x))

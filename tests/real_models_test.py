@@ -79,7 +79,8 @@ CHECKS = [
     ("dump_all", "`run --dump all` dumps every main-graph node output and each equals ORT's tensor"),
     ("dump_subgraphs", "`run --dump all` on a model with If/Loop/Scan also dumps the tensors made inside their "
      "bodies, and the outputs of the branch each If took equal ORT's If outputs"),
-    ("compare_dumps", "`compare -g ORT_DUMP -t SURGEON_DUMP --model M` exits 0 when the dumps agree"),
+    ("compare_dumps", "`compare -g ORT_DUMP -t SURGEON_DUMP --model M` exits 0 when the dumps agree, ORT's "
+     "tensors saved by tensor name as <name>.npy ('/' as '_') and as one .npz"),
 ]
 CHECK_NAMES = [c for c, _ in CHECKS]
 HEAVY_SKIP = set(["optimize_" + p for p in EXACT_PASSES + NUMERIC_PASSES] +
@@ -803,27 +804,32 @@ def check_dump_subgraphs(c):
 
 def check_compare_dumps(c):
     sdir, man, tensors, ort = _dumps(c)
+    # ORT's tensors as a user saves them (issue 12 part 6): one
+    # <tensor>.npy each, '/' as '_', and the same in one .npz keyed by
+    # tensor name; compare maps the names to nodes with --model.
     gdir = os.path.join(c.work, "ort_golden")
     shutil.rmtree(gdir, ignore_errors=True)
     os.makedirs(gdir)
-    # ORT's tensors under the names surgeon gave its own dumps (msit's ONNX
-    # dump naming), so that the two folders differ only in their data.
-    for t in tensors:
-        np.save(os.path.join(gdir, t["file"]), ort[t["value"]])
-    if os.path.exists(os.path.join(sdir, "mapping.csv")):
-        shutil.copy(os.path.join(sdir, "mapping.csv"), gdir)
-    out = os.path.join(c.work, "cmp_dumps")
-    p = c.sg("compare", "-g", gdir, "-t", sdir, "--model", c.path, "-o", out, "-q")
-    res = None
-    if os.path.exists(os.path.join(out, "result.json")):
-        with open(os.path.join(out, "result.json")) as f:
-            res = json.load(f)
-    if p.returncode:
-        first = (res or {}).get("analysis", {}).get("first_failing")
-        raise CheckError("surgeon compare of ORT's dump against surgeon's exited %d (verdict %s)%s: %s" % (
-            p.returncode, (res or {}).get("verdict"),
-            ", first failing %s" % json.dumps(first)[:240] if first else "", tail(p)))
-    return "PASS, %d rows compared" % res["counts"]["compared"] if res else "PASS"
+    values = {t["value"]: ort[t["value"]] for t in tensors}
+    for name, arr in values.items():
+        np.save(os.path.join(gdir, name.replace("/", "_") + ".npy"), arr)
+    npz = os.path.join(c.work, "ort_golden.npz")
+    np.savez_compressed(npz, **values)
+    done = []
+    for golden, layout in ((gdir, "<tensor>.npy"), (npz, ".npz")):
+        out = os.path.join(c.work, "cmp_dumps" + ("_npz" if golden == npz else ""))
+        p = c.sg("compare", "-g", golden, "-t", sdir, "--model", c.path, "-o", out, "-q")
+        res = None
+        if os.path.exists(os.path.join(out, "result.json")):
+            with open(os.path.join(out, "result.json")) as f:
+                res = json.load(f)
+        if p.returncode:
+            first = (res or {}).get("analysis", {}).get("first_failing")
+            raise CheckError("surgeon compare of ORT's dump (%s) against surgeon's exited %d (verdict %s)%s: %s" % (
+                layout, p.returncode, (res or {}).get("verdict"),
+                ", first failing %s" % json.dumps(first)[:240] if first else "", tail(p)))
+        done.append("%s: %d rows compared" % (layout, res["counts"]["compared"] if res else -1))
+    return "PASS, " + "; ".join(done)
 
 
 CHECK_FUNCS = {
