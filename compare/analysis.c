@@ -985,6 +985,13 @@ sg_status sg__compare_analyse(sg_compare_result *r, sg_graph *g, sg_node *const 
     if (an->n_unreadable)
         NOTE(&c, "%zu dump file(s) could not be read; the first: %s", an->n_unreadable,
              r->first_unreadable.msg);
+    const sg_dumpset *sides[2] = {r->golden, r->target};
+    for (int k = 0; k < 2; k++)
+        if (sides[k] && sides[k]->n_unmatched)
+            NOTE(&c,
+                 "%zu file(s) of the %s dump (named by tensor) name no node output of the model "
+                 "(graph inputs, initializers, or names spelled another way) and were left out",
+                 sides[k]->n_unmatched, k ? "target" : "golden");
     an->advice = c.advice;
     an->n_advice = c.n_advice;
     an->notes = c.notes;

@@ -149,6 +149,15 @@ else:
     ort = {o["name"]: np.fromfile(o["file"], np.float32).reshape(o["dims"]) for o in res["outputs"]}
     layouts_agree(ort, "ONNX Runtime")
 
+# A file naming a graph input is left out, and a note says so.
+extra = os.path.join(WORK, "numpy_extra")
+shutil.copytree(os.path.join(WORK, "numpy_slash"), extra)
+np.save(os.path.join(extra, "input.npy"), x)
+p, res = compare(extra, "extra", "--model", model)
+notes = (res or {}).get("analysis", {}).get("notes", [])
+check(p.returncode == 0 and any("1 file(s) of the golden dump" in n for n in notes),
+      "a file naming a graph input: left out with a note (exit %d, notes %s)" % (p.returncode, notes))
+
 # A changed tensor in the .npz: its node is the first failing operator.
 bent = {k: ours[k] for k in tensors}
 bent["/Mul_output_0"] = bent["/Mul_output_0"] + 3.0
