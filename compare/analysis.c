@@ -364,6 +364,67 @@ static sg_status describe(struct ctx *c, size_t i, const sg_node *const *set, si
     return SG_OK;
 }
 
+/* The inputs of culprit row i, a node inside a body: a value made in a body
+ * by the nearest row before i of its producer (rows are in run order, so
+ * that is the same execution), a main-graph value as for any culprit, a
+ * constant as such; the body's own inputs (an iteration's carried values)
+ * are not dumped. */
+static sg_status describe_body(struct ctx *c, size_t i)
+{
+    sg_compare_result *r = c->r;
+    struct sg_compare_analysis *an = &r->analysis;
+    const sg_node *n = r->rows[i].body_node;
+    an->first_fail = (ptrdiff_t)i;
+    an->inputs = sg_arena_calloc(c->arena, n->n_inputs + 1, sizeof *an->inputs);
+    if (!an->inputs)
+        return SG_ENOMEM;
+    an->input_severity = 0;
+    for (uint32_t j = 0; j < n->n_inputs; j++) {
+        const sg_value *v = n->inputs[j];
+        if (!v)
+            continue;
+        bool dup = false;
+        for (size_t q = 0; q < an->n_inputs; q++)
+            dup |= strcmp(an->inputs[q].value, v->name) == 0;
+        if (dup)
+            continue;
+        struct sg_compare_input *in = &an->inputs[an->n_inputs++];
+        if (!(in->value = sg_arena_strdup(c->arena, v->name)))
+            return SG_ENOMEM;
+        in->row = -1;
+        while (v->outer && !v->producer)
+            v = v->outer; /* a capture: the enclosing graph's value */
+        if (v->graph == c->g) {
+            in->state = input_state(c, v);
+            ptrdiff_t s = slot_of(c, v);
+            in->row = s >= 0 ? c->row_at[s] : -1;
+        } else if (!v->producer) {
+            in->state = v->init || v->sparse_init ? SG_INPUT_CONSTANT : SG_INPUT_NOT_DUMPED;
+        } else if (v->producer->n_inputs == 0 && strcmp(v->producer->op_type, "Constant") == 0) {
+            in->state = SG_INPUT_CONSTANT;
+        } else {
+            in->state = SG_INPUT_NOT_DUMPED;
+            for (size_t k = i; k-- > 0;) {
+                const struct sg_compare_row *pr = &r->rows[k];
+                if (pr->body_node != v->producer || pr->index != v->producer_index)
+                    continue;
+                if (pr->status == SG_ROW_COMPARED) {
+                    enum vstate vs = row_state(pr);
+                    in->state = vs == V_ERROR      ? SG_INPUT_IN_ERROR
+                                : vs == V_ROUNDING ? SG_INPUT_ROUNDING
+                                                   : SG_INPUT_AGREES;
+                    in->row = (ptrdiff_t)k;
+                }
+                break;
+            }
+        }
+        if (in->row >= 0 && (in->state == SG_INPUT_AGREES || in->state == SG_INPUT_IN_ERROR))
+            an->input_severity =
+                fmax(an->input_severity, sg_metrics_severity(&r->rows[in->row].m, &r->thresholds));
+    }
+    return SG_OK;
+}
+
 /* The first failing row with a model: an overflow first, then a jump past
  * the thresholds, then an error of rounding alone; inputs checked. */
 static sg_status first_failure_model(struct ctx *c)
@@ -386,8 +447,7 @@ static sg_status first_failure_model(struct ctx *c)
                 if (top->graph != c->g || !inputs_ok(c, &top, 1, h))
                     continue;
                 c->hunt = h;
-                r->analysis.first_fail = (ptrdiff_t)i;
-                return SG_OK;
+                return describe_body(c, i);
             }
             if (!row->node) {
                 if (fallback < 0)
@@ -748,12 +808,13 @@ static void explain(struct ctx *c)
     while (top && top->graph && top->graph != c->g && top->graph->owner)
         top = top->graph->owner;
     const char *inputs_text =
-        !c->g                      ? "its inputs were not checked (no model)"
-        : top                      ? sg__cmp_printf(c->arena,
-                                                    "it runs inside the body of %s, whose inputs agree with the golden "
-                                                                         "run, and no row of the body before it %s",
-                                                    sg_dump_names_of(c->names, top),
-                               c->hunt == HUNT_OVERFLOW ? "overflows" : "is in error")
+        !c->g ? "its inputs were not checked (no model)"
+        : top && an->n_inputs == 0
+            ? sg__cmp_printf(c->arena,
+                             "it runs inside the body of %s, whose inputs agree with the golden "
+                             "run, and no row of the body before it %s",
+                             sg_dump_names_of(c->names, top),
+                             c->hunt == HUNT_OVERFLOW ? "overflows" : "is in error")
         : an->n_inputs == 0        ? "it has no inputs"
         : c->hunt == HUNT_OVERFLOW ? "none of its inputs overflows"
         : measured && rounded

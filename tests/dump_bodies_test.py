@@ -193,6 +193,21 @@ check(p.returncode == 0 and first.get("GroundTruth") == "Loop_3::body[1]::Cast_4
       "(exit %d, %s, cause %s)"
       % (p.returncode, first.get("GroundTruth"), first.get("cause")))
 
+# The culprit's inputs inside a body: the rows of the same execution.
+bent2 = os.path.join(WORK, "bent2")
+shutil.copytree(dump, bent2)
+np.save(os.path.join(bent2, got["Loop_3::body[1]::Add_5"][0]["file"]), np.full(4, 100, np.float32))
+out = os.path.join(WORK, "bent2_cmp")
+p = sh("compare", "-g", dump, "-t", bent2, "--model", model, "-o", out, "-q")
+r = json.load(open(os.path.join(out, "result.json")))
+first = r["analysis"]["first_failing"] or {}
+ins = {i["value"]: (i["state"], r["rows"][i["row"]]["GroundTruth"] if i["row"] is not None else None)
+       for i in first.get("inputs") or []}
+check(first.get("GroundTruth") == "Loop_3::body[1]::Add_5"
+      and ins.get("w") == ("dumped, agrees", "Loop_3::body[1]::If_3")
+      and ins.get("fi") == ("dumped, agrees", "Loop_3::body[1]::Cast_4"),
+      "a body culprit's inputs are the rows of its own iteration (%s: %s)" % (first.get("GroundTruth"), ins))
+
 # End to end on the mock: float16 overflow of an Exp in iteration 3.
 body = h.make_graph([
     h.make_node("Exp", ["v"], ["e"]),
