@@ -645,6 +645,10 @@ void sg_dump_rt_opts(sg_dump *d, struct sg_rt_opts *opts)
     opts->observe_subgraphs = d->mode == SG_DUMP_ALL;
 }
 
+static sg_status observe_write(sg_dump *d, const sg_node *n, uint32_t index, const sg_rt_value *v,
+                               int depth, bool is_output, const sg_value *out, const char *node,
+                               const char *stem, bool listed, struct sg_diag *diag);
+
 sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v, int depth,
                           void *ctx, struct sg_diag *diag)
 {
@@ -674,14 +678,32 @@ sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v
     bool listed = false;
     const char *node = sg_dump_names_of(d->names, n);
     const char *stem = sg_dump_names_stem(d->names, n, d->device, &listed);
-    char inst[2][SG_DUMP_NAME_MAX * 4 + 1];
+    char *inst = NULL; /* a body node's instance name, then its stem */
     if (node && depth != 0) {
-        if (!sg_dump_names_instance(d->names, n, iters, d->device, inst[0], sizeof inst[0], inst[1],
-                                    sizeof inst[1], &listed))
-            return sg_diag_set(diag, SG_EINVAL, "%s: name too long to dump", node);
-        node = inst[0];
-        stem = inst[1];
+        /* Room for the iterations (20 digits and brackets each) and for a
+         * stem's "_<k>". */
+        size_t size = strlen(node) + 24 * (size_t)n_iters + 32;
+        if (!(inst = sg_malloc(2 * size)))
+            return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+        if (!sg_dump_names_instance(d->names, n, iters, d->device, inst, size, inst + size, size,
+                                    &listed)) {
+            sg_free(inst);
+            return sg_diag_set(diag, SG_EINVAL, "%s: no dump name for this execution", node);
+        }
+        node = inst;
+        stem = inst + size;
     }
+    sg_status st = observe_write(d, n, index, v, depth, is_output, out, node, stem, listed, diag);
+    sg_free(inst);
+    return st;
+}
+
+/* Queue the file of output `index` of n, named node (stem in the file
+ * name; listed: mapping.csv must give the name back), and note it. */
+static sg_status observe_write(sg_dump *d, const sg_node *n, uint32_t index, const sg_rt_value *v,
+                               int depth, bool is_output, const sg_value *out, const char *node,
+                               const char *stem, bool listed, struct sg_diag *diag)
+{
     if (!node)
         node = stem = n->name && *n->name ? n->name : n->op_type;
     char file[SG_DUMP_NAME_MAX + 1];

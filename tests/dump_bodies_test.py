@@ -213,7 +213,7 @@ body = h.make_graph([
     h.make_node("Exp", ["v"], ["e"]),
     h.make_node("Add", ["v", "four"], ["v_out"]),
     h.make_node("Identity", ["cond"], ["cond_out"]),
-    h.make_node("Mul", ["e", "half"], ["scan"]),
+    h.make_node("Mul", ["e", "half"], ["scan"], name="scale/" + "m" * 300),  # past a file name's 255
 ], "body", [vi("i", [], T.INT64), vi("cond", [], T.BOOL), vi("v", [4])],
     [vi("cond_out", [], T.BOOL), vi("v_out", [4]), vi("scan", [4])],
     [nh.from_array(np.float32(4), "four"), nh.from_array(np.float32(0.5), "half")])
@@ -241,6 +241,9 @@ r2 = rows["loop::body[2]::Exp_0"]
 check(r2["OverFlow"] in ("NO", False) and "within float16 rounding" in r2["CompareFailReason"],
       "iteration 2 (exp(11) < 65504) does not overflow, its RMSE is float16's rounding (%s)"
       % r2["CompareFailReason"])
+long_name = "loop::body[1]::scale/" + "m" * 300
+check(long_name in rows and rows[long_name]["GroundTruth"] == long_name and rows[long_name]["status"] == "compared",
+      "a body node whose name is too long for a file: shortened, listed in mapping.csv, compared")
 tfiles = os.listdir(os.path.join(out, "target"))
 check(any(n.startswith("Exp.loop::body[3]::Exp_0.") for n in tfiles), "the target's device dump names carry the iteration")
 
