@@ -565,6 +565,37 @@ def bumped_cases():
         yield one_op("%s_tensor_op18" % op.lower(), op, [("x", F, xs)], out, 18)
 
 
+def bf16_cases():
+    """The elementwise ops bumped at 22 for bfloat16, on bfloat16 graph
+    inputs (ONNX Runtime 1.30 has few bfloat16 kernels and its JavaScript
+    API no bfloat16 tensors): the formula in float64 on the bfloat16 input,
+    rounded to bfloat16 (ties to even)."""
+    from cases_dtypes import bf16, bf16_tensor
+    u = bf16(rand((2, 6), F, -2.5, 2.5))
+    pos = bf16(rand((2, 6), F, 0.1, 0.9))
+    sp = lambda v: np.logaddexp(0, v)  # noqa: E731
+    selu_a, selu_g = 1.67326319217681884765625, 1.05070102214813232421875
+    for op, x, f, attrs in (
+            ("Cos", u, np.cos, {}), ("Sin", u, np.sin, {}), ("Tan", pos, np.tan, {}),
+            ("Acos", pos, np.arccos, {}), ("Asin", pos, np.arcsin, {}), ("Atan", u, np.arctan, {}),
+            ("Sinh", u, np.sinh, {}), ("Cosh", u, np.cosh, {}), ("Asinh", u, np.arcsinh, {}),
+            ("Acosh", bf16(pos + 1), np.arccosh, {}), ("Atanh", pos, np.arctanh, {}),
+            ("Elu", u, lambda v: np.where(v < 0, 0.7 * np.expm1(v), v), {"alpha": 0.7}),
+            ("Selu", u, lambda v: np.where(v <= 0, selu_g * selu_a * np.expm1(v), selu_g * v), {}),
+            ("HardSigmoid", u, lambda v: np.clip(0.2 * v + 0.5, 0, 1), {}),
+            ("HardSwish", u, lambda v: v * np.clip(v / 6 + 0.5, 0, 1), {}),
+            ("Softplus", u, sp, {}), ("Softsign", u, lambda v: v / (1 + np.abs(v)), {}),
+            ("ThresholdedRelu", u, lambda v: np.where(v > 0.5, v, 0), {"alpha": 0.5}),
+            ("Round", bf16(u * 3), np.round, {}),
+            ("Mish", u, lambda v: v * np.tanh(sp(v)), {})):
+        want = bf16(f(x.astype(np.float64)).astype(np.float32))
+        m = model(op, [helper.make_node(op, ["x"], ["y"], **attrs)],
+                  [vi("x", TensorProto.BFLOAT16, [2, 6])], [vi("y", TensorProto.BFLOAT16, [2, 6])],
+                  22)
+        yield ("%s_bfloat16_op22" % op.lower(), m, {"x": bf16_tensor("x", x)},
+               {"y": bf16_tensor("y", want)})
+
+
 def cases():
     yield from reduce_cases()
     yield from pad_cases()
@@ -580,3 +611,4 @@ def cases():
     yield from resize_cases()
     yield from scatter_cases()
     yield from bumped_cases()
+    yield from bf16_cases()
