@@ -45,6 +45,7 @@
 #define SG_VERIFY_H
 
 #include "sg_compare.h"
+#include "sg_cut.h"
 #include "sg_dump.h"
 #include "sg_ir.h"
 #include "sg_runtime.h"
@@ -206,6 +207,87 @@ sg_status sg_verify_run(sg_model *m, const struct sg_verify_run_opts *o,
  */
 char *sg_verify_nonfinite_text(const struct sg_dump_nonfinite *nf, bool all, char *buf,
                                size_t size);
+
+/* ------------------------------------------- a golden run, in memory */
+
+/* The tensors of a golden run by value name: the run's inputs and every
+ * main-graph node output (values inside subgraphs are not kept). */
+typedef struct sg_verify_tensors sg_verify_tensors;
+
+struct sg_verify_golden_opts {
+    const struct sg_verify_inputs *inputs; /* used when *values is empty */
+    const char *label;                     /* how messages name the model; NULL: "the model" */
+    int threads;
+    uint64_t max_loop_iterations;
+};
+
+/*
+ * Run m in float32 and keep every main-graph tensor in *out (free with
+ * sg_verify_tensors_free). Inputs as sg_verify_run takes them: made from
+ * o->inputs into *values when it is empty (left there for the caller),
+ * else taken from *values by name. Statuses of sg_rt_create,
+ * sg_verify_inputs_load and sg_rt_run, prefixed "golden run of LABEL";
+ * *out is NULL on failure.
+ */
+sg_status sg_verify_golden(sg_model *m, const struct sg_verify_golden_opts *o,
+                           struct sg_verify_values *values, sg_verify_tensors **out,
+                           struct sg_diag *diag);
+
+/* The value named `name` (borrowed) or NULL; t may be NULL. */
+sg_rt_value *sg_verify_tensors_find(const sg_verify_tensors *t, const char *name);
+size_t sg_verify_tensors_count(const sg_verify_tensors *t);
+/* The tensors as a case source (sg_cut.h); t must outlive it. */
+struct sg_case_source sg_verify_tensors_source(sg_verify_tensors *t);
+void sg_verify_tensors_free(sg_verify_tensors *t);
+
+/* ---------------------------------------------------- single-op cases */
+
+struct sg_save_opts;
+
+/*
+ * The single-op case of node `node` of m into folder `dir` (existing,
+ * empty): a copy of m cut to the node (sg_case_make) and written as an
+ * ONNX backend-test folder (sg_case_write) with the tensors of src. m is
+ * not changed. save may be NULL. Statuses of those calls.
+ */
+sg_status sg_verify_case_write(sg_model *m, const char *node, const struct sg_case_source *src,
+                               const char *dir, const struct sg_save_opts *save,
+                               struct sg_diag *diag);
+
+struct sg_verify_cases_opts {
+    const char *const *nodes; /* node names */
+    size_t n_nodes;
+    bool single; /* one node, its case is `out` itself (no index.json) */
+    const struct sg_case_source *src;
+    const struct sg_save_opts *save; /* NULL: defaults */
+    const char *out;                 /* the result folder (sg_outdir.h, tag "extract") */
+};
+
+/* One node of a sweep: dir (relative to out) or error is set. */
+struct sg_verify_case {
+    char *node, *op_type, *dir, *error;
+};
+
+struct sg_verify_cases_result {
+    struct sg_verify_case *v;
+    size_t n, n_failed;
+};
+
+void sg_verify_cases_clear(struct sg_verify_cases_result *r);
+
+/*
+ * The cases of o->nodes into o->out, all or nothing: with single, the one
+ * case is the folder; otherwise one subfolder per node (names made safe
+ * for file systems, numbered when two collide) and index.json listing
+ * them (format "surgeon-cases"). In a sweep a node that cannot be made a
+ * case is a WARNING event and an entry with its error, not a failure; each
+ * case written is an INFO event "NODE (OP) -> DIR". Fails with the
+ * statuses of sg_outdir_begin/commit and, for a single case, of
+ * sg_verify_case_write; o->out is then as it was.
+ */
+sg_status sg_verify_cases_write(sg_model *m, const struct sg_verify_cases_opts *o,
+                                const struct sg_verify_events *ev, struct sg_verify_cases_result *r,
+                                struct sg_diag *diag);
 
 /* ------------------------------------------------------------ compile */
 
