@@ -96,6 +96,21 @@ struct sg_case_source sg_verify_tensors_source(sg_verify_tensors *t)
     return (struct sg_case_source){source_get, t};
 }
 
+static sg_status type_of(void *ctx, sg_model *m, const sg_value *v, sg_type **type,
+                         struct sg_diag *diag)
+{
+    const sg_rt_value *x = sg_verify_tensors_find(ctx, v->name);
+    if (!x || x->kind != SG_RT_TENSOR)
+        return SG_OK; /* not known here: the cut infers what it can */
+    *type = sg_type_tensor(m, x->dtype, x->dims, (int)x->rank);
+    return *type ? SG_OK : sg_diag_set(diag, SG_ENOMEM, "out of memory");
+}
+
+struct sg_cut_typer sg_verify_tensors_typer(sg_verify_tensors *t)
+{
+    return (struct sg_cut_typer){type_of, t};
+}
+
 sg_status sg_verify_golden(sg_model *m, const struct sg_verify_golden_opts *o,
                            struct sg_verify_values *values, sg_verify_tensors **out,
                            struct sg_diag *d)
