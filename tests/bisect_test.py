@@ -184,6 +184,28 @@ def main():
                       os.listdir(os.path.join(d, "out")), "%s: step artefacts in %s" % (out, d))
     env.pop("BISECT_TARGET_LOG", None)
 
+    # --- 2b. atc: each front compiled by atc (the stand-in tests/fake_atc),
+    # the OM run by --device-cmd ------------------------------------------
+    aenv = dict(env)
+    aenv["PATH"] = os.path.join(SRC, "tests", "fake_atc") + os.pathsep + env["PATH"]
+    aenv["FAKE_ATC_LOG"] = os.path.abspath("atc.log")
+    aenv["BISECT_TARGET_LOG"] = os.path.abspath("device.log")
+    dev = "%s %s %s {model} {inputs} {out} n13 {om}" % (PY, SCRIPT, S)
+    p = sg("bisect", "chain20.onnx", "--target", "atc", "--soc", "Ascend910B1", "--device-cmd",
+           dev, "--random", "7", "-o", "a1", expect=3, env=aenv)
+    if p.returncode == 3:
+        r = json.load(open("a1/bisect.json"))
+        compiles = open("atc.log").read().count("--framework=5")
+        check(r["culprit"]["node"] == "n13" and compiles == r["target_runs"] == runs("device.log")
+              and r["target_runs"] <= math.ceil(math.log2(20)) + 1,
+              "atc: culprit %s, %d compiles, %d device runs" % (r["culprit"], compiles, runs("device.log")))
+        check(all(os.path.exists(os.path.join(s["dir"], "model.om")) for s in r["steps"]),
+              "atc: every step keeps its OM")
+    aenv["FAKE_ATC_EXIT"] = "1"
+    p = sg("bisect", "chain20.onnx", "--target", "atc", "--soc", "Ascend910B1", "--device-cmd",
+           dev, "--random", "7", "-o", "a2", expect=1, env=aenv)
+    check("step 0" in p.stderr and "atc" in p.stderr, "atc failing:\n" + p.stderr)
+
     # --- 3. bad targets: the step named, earlier steps kept -----------------
     chain = "chain20.onnx"
     p = sg("bisect", chain, "--target", target("n13", "fail"), "--random", "7", "-o", "f1", expect=1)
