@@ -355,7 +355,7 @@ out:
 /* One step, then its line. lo and hi: the open range before it. */
 static sg_status step(struct job *j, size_t k, size_t lo, size_t hi, bool *fail, struct sg_diag *d)
 {
-    struct sg_verify_bisect_step *s;
+    struct sg_verify_bisect_step *s = NULL;
     sg_status st = add_step(j, &s, d);
     if (st)
         return st;
