@@ -13,7 +13,9 @@
  * Outputs are compared with the ONNX backend rule |a-b| <= atol + rtol*|b|
  * (rtol 1e-3, atol 1e-7), NaN equal to NaN, integers, bools and strings
  * exactly. Training ops (ai.onnx.preview.training) are skipped; models with
- * random ops run (their kernels are seeded) but are not compared.
+ * random ops run (their kernels are seeded) but are not compared. A test
+ * folder holding skip.txt (a generated case without an oracle,
+ * tests/modern/make_corpus.py) is skipped with that file's text as reason.
  *
  * --known FILE lists expected failures, one "FOLDER/TEST reason" per line,
  * and "min_pass FOLDER N" lines. The exit status is 1 when a test fails that
@@ -125,6 +127,15 @@ static enum result run_test(const char *dir, char *why, size_t size)
     enum result r = R_PASS;
     char **sets = NULL;
     size_t n_sets = 0;
+    snprintf(path, sizeof path, "%s/skip.txt", dir);
+    FILE *skip = fopen(path, "r");
+    if (skip) {
+        size_t got = fread(why, 1, size - 1, skip);
+        why[got] = 0;
+        why[strcspn(why, "\r\n")] = 0;
+        fclose(skip);
+        return R_SKIP;
+    }
     snprintf(path, sizeof path, "%s/model.onnx", dir);
     if (sg_model_load(path, NULL, &m, &d)) {
         snprintf(why, size, "load: %s", d.msg);

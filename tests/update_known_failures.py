@@ -10,6 +10,11 @@ still-failing tests keep their written reason, and a new failure whose
 message says a kernel is missing gets "no kernel yet for OP". Any other new
 failure has no honest reason yet: the script lists it and changes nothing,
 so write its reason by hand (or fix it) first.
+
+    tests/update_known_failures.py RUN.txt --list tests/modern/known_failures.txt
+
+refreshes another list the same way (the generated corpus of ctest
+`modern_corpus`), with min_pass for every folder the run covers.
 """
 import os
 import re
@@ -20,7 +25,11 @@ FOLDERS = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 
 
 def main():
-    run = open(sys.argv[1]).read().splitlines()
+    global LIST, FOLDERS
+    args = sys.argv[1:]
+    if len(args) == 3 and args[1] == "--list":
+        LIST, FOLDERS = args[2], None
+    run = open(args[0]).read().splitlines()
     header, old = [], {}
     for line in open(LIST).read().splitlines():
         if line.startswith("#"):
@@ -48,6 +57,8 @@ def main():
         print("new failures without a known reason (write one by hand):")
         print("\n".join(unclassified))
         return 1
+    if FOLDERS is None:
+        FOLDERS = list(counts)
     missing = [f for f in FOLDERS if f not in counts]
     if missing:
         print("the run does not cover %s" % ", ".join(missing))

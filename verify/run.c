@@ -82,9 +82,7 @@ sg_status sg_verify_run(sg_model *m, const struct sg_verify_run_opts *o,
     struct sg_rt_opts opts = {0};
     opts.threads = o->threads;
     opts.max_loop_iterations = o->max_loop_iterations;
-    opts.on_output = sg_dump_observe;
-    opts.observe_ctx = dump;
-    opts.observe_graph_outputs = o->dump == SG_DUMP_OUTPUTS;
+    sg_dump_rt_opts(dump, &opts);
     if (sg_mockom_is(m)) {
         if ((st = sg_rt_opts_mock(m, &opts, d)))
             goto out_label;
