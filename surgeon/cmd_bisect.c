@@ -17,8 +17,7 @@ static int run(int argc, char **argv);
 
 const struct sg_command sg_cmd_bisect = {
     "bisect",
-    "find the earliest node whose run on the target breaks the outputs (front on the target, "
-    "back golden)",
+    "find the earliest node whose run on the target breaks the outputs",
     "usage: surgeon bisect MODEL --target mock|atc|cmd:\"COMMAND\" -o OUT\n"
     "                      [-i FILE|NAME=FILE ... | --random SEED [--range LO,HI]]\n"
     "                      [--input-shape SHAPES] [--soc SOC] [--precision MODE]\n"

@@ -31,6 +31,8 @@ const struct sg_command sg_cmd_compare = {
     "                       [--overflow inf|saturation]\n"
     "                       [-i FILE|NAME=FILE ... | --random SEED [--range LO,HI]]\n"
     "                       [--input-shape SHAPES] [-t DEVICE_DUMPS] [-m MAP.json]\n"
+    "                       [--single-op [--nodes N1,..] [--device-cmd \"COMMAND\"\n"
+    "                       [--timeout SECONDS]]]\n"
     "                       [THRESHOLDS] [--threads N] [--max-loop-iterations N] [-q]\n\n"
     "Compare every operator output dumped by a target run (TARGET_DIR) with the\n"
     "golden run's (GOLDEN_DIR), as msit does: dumps named <node>.<i>.<timestamp>.npy\n"
@@ -65,6 +67,13 @@ const struct sg_command sg_cmd_compare = {
     "                       (--target mock|atc; --soc is required there)\n"
     "  -i, --input FILE|NAME=FILE, --input-shape SHAPES, --random SEED, --range LO,HI\n"
     "                       the inputs, exactly as 'surgeon run' takes them\n"
+    "  --single-op          then try every operator behind a row in error alone on the\n"
+    "                       target, fed its own golden inputs (its single-op case in\n"
+    "                       OUT/single_op/NODE/case): one that fails alone is wrong, one\n"
+    "                       that passes only inherits error; OUT/single_op.csv, .json\n"
+    "  --nodes N1,..        those operators instead of the ones in error\n"
+    "  --device-cmd \"COMMAND\"  with --target atc: runs each case's OM ({om}, {model},\n"
+    "                       {inputs}, {out} as for 'surgeon bisect'); --timeout SECONDS\n"
     "  --threads N          BLAS threads of both runs\n"
     "  --max-loop-iterations N  iterations one Loop node may run in either run\n"
     "                       (default 10000000; 0: no limit)\n\n"
@@ -181,6 +190,19 @@ static int compare_model(const struct sg_verify_compare_opts *o, bool quiet)
         return SG_EXIT_FAIL;
     }
     int rc = conclude(res->compare, res->csv, res->out, quiet);
+    const struct sg_verify_single_result *so = &res->single;
+    if (!quiet && o->single_op) {
+        printf("single-op: %zu operator%s tried alone: %zu fail%s on %s own golden inputs, %zu "
+               "pass%s (inherited error)",
+               so->n, so->n == 1 ? "" : "s", so->n_fail, so->n_fail == 1 ? "s" : "",
+               so->n_fail == 1 ? "its" : "their", so->n_pass, so->n_pass == 1 ? "es" : "");
+        if (so->n_error)
+            printf(", %zu could not be run", so->n_error);
+        printf("; %s/single_op.csv, %s/single_op.json\n", res->out, res->out);
+        for (size_t i = 0; i < so->n; i++)
+            if (so->rows[i].made && so->rows[i].fails)
+                printf("  fails alone: %s (%s)\n", so->rows[i].node, so->rows[i].op_type);
+    }
     if (!quiet && rc != SG_EXIT_FAIL)
         printf("repeat: %s\n", res->repeat);
     sg_verify_compare_free(res);
@@ -246,6 +268,10 @@ static int run(int argc, char **argv)
         OPT_RANGE,
         OPT_THREADS,
         OPT_MAX_LOOP,
+        OPT_SINGLE,
+        OPT_NODES,
+        OPT_DEVICE,
+        OPT_TIMEOUT,
     };
     static const struct option longopts[] = {
         {"golden", required_argument, NULL, 'g'},
@@ -274,13 +300,17 @@ static int run(int argc, char **argv)
         {"range", required_argument, NULL, OPT_RANGE},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"max-loop-iterations", required_argument, NULL, OPT_MAX_LOOP},
+        {"single-op", no_argument, NULL, OPT_SINGLE},
+        {"nodes", required_argument, NULL, OPT_NODES},
+        {"device-cmd", required_argument, NULL, OPT_DEVICE},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {NULL, 0, NULL, 0},
     };
     struct sg_compare_opts opts;
     sg_compare_opts_init(&opts);
     struct sg_verify_compare_opts e = {0};
     struct sg_verify_inputs inputs;
-    struct cli_list keep_ops = {0}, keep_nodes = {0};
+    struct cli_list keep_ops = {0}, keep_nodes = {0}, single_nodes = {0};
     sg_verify_inputs_init(&inputs);
     bool quiet = false;
     const char *model_path = NULL, *target_long = NULL;
@@ -413,6 +443,32 @@ static int run(int argc, char **argv)
                 goto out;
             }
             break;
+        case OPT_SINGLE:
+            memcpy(e2e_only, opt, sizeof opt);
+            e.single_op = true;
+            break;
+        case OPT_NODES:
+            memcpy(e2e_only, opt, sizeof opt);
+            if (!cli_list_add_commas(&single_nodes, optarg)) {
+                rc = cli_usage(&sg_cmd_compare, "bad list '%s' for %s", optarg, opt);
+                goto out;
+            }
+            break;
+        case OPT_DEVICE:
+            memcpy(e2e_only, opt, sizeof opt);
+            e.device_command = optarg;
+            break;
+        case OPT_TIMEOUT: {
+            memcpy(e2e_only, opt, sizeof opt);
+            char *end;
+            double v = strtod(optarg, &end);
+            if (!*optarg || *end || !isfinite(v) || v <= 0) {
+                rc = cli_usage(&sg_cmd_compare, "bad --timeout '%s' (want seconds > 0)", optarg);
+                goto out;
+            }
+            e.timeout = v;
+            break;
+        }
         case ':':
             rc = cli_usage(&sg_cmd_compare, "option '%s' needs a value", argv[optind - 1]);
             goto out;
@@ -449,6 +505,8 @@ static int run(int argc, char **argv)
         e.n_keep_ops = keep_ops.n;
         e.keep_nodes = (const char *const *)keep_nodes.v;
         e.n_keep_nodes = keep_nodes.n;
+        e.single_nodes = (const char *const *)single_nodes.v;
+        e.n_single_nodes = single_nodes.n;
         rc = compare_model(&e, quiet);
         goto out;
     }
@@ -482,5 +540,6 @@ out:
     sg_verify_inputs_free(&inputs);
     cli_list_free(&keep_ops);
     cli_list_free(&keep_nodes);
+    cli_list_free(&single_nodes);
     return rc;
 }

@@ -35,7 +35,8 @@ static void print_help(FILE *out)
         fprintf(out, "  %-14s %s\n", commands[i]->name, commands[i]->summary);
     fputs("\nexit codes: 0 success, 1 failure on the input, 2 bad usage,\n"
           "            3 checks failed (compare: the network outputs are in error;\n"
-          "              optimize: a model was written with warnings)\n",
+          "              optimize: a model was written with warnings;\n"
+          "              bisect: a culprit was found)\n",
           out);
 }
 

@@ -143,6 +143,12 @@ def main():
     rc = subprocess.run([S] + shlex.split(rep[2])[1:], capture_output=True, text=True)
     check(rc.returncode == 3 and "cause: overflow" in rc.stdout,
           "case fails on the mock: %d %s%s" % (rc.returncode, rc.stdout, rc.stderr))
+    # Thresholds given are part of the reproduce commands.
+    p = sg("bisect", EXP, *mock, "--random", "1", "--range", "0,5", "--red", "0.5", "--mre", "off",
+           "-o", "m3", expect=3)
+    rep = json.load(open("m3/bisect.json"))["reproduce"]
+    check("--red 0.5 --mre off" in rep[0] and "--red 0.5 --mre off" in rep[2],
+          "thresholds in the reproduce commands: %s" % rep)
     # float32 on the mock: nothing to find, one target run.
     p = sg("bisect", EXP, "--target", "mock", "--soc", "Ascend910B1", "--precision", "force_fp32",
            "--random", "1", "--range", "0,5", "-o", "m2", expect=0)

@@ -355,6 +355,55 @@ START_TEST(test_compare_model)
 }
 END_TEST
 
+/* Placeholders become sh-quoted paths; a quote inside a path survives. */
+static const struct {
+    const char *command, *model, *om, *want;
+} fill_cases[] = {
+    {"run {model} {inputs} {out}", "m.onnx", NULL, "run 'm.onnx' 'I' 'O'"},
+    {"x {om} {model}{out}", "a b.onnx", "o.om", "x 'o.om' 'a b.onnx''O'"},
+    {"keep {om} as is", "m", NULL, "keep {om} as is"},
+    {"q {model}", "it's.onnx", NULL, "q 'it'\\''s.onnx'"},
+    {"{out}{out}", "m", NULL, "'O''O'"},
+};
+
+START_TEST(test_exec_fill)
+{
+    char *got = sg_verify_exec_fill(fill_cases[_i].command, fill_cases[_i].model, fill_cases[_i].om,
+                                    "I", "O");
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(got, fill_cases[_i].want);
+    sg_free(got);
+}
+END_TEST
+
+/* Targets parse and check alone, usage errors only. */
+START_TEST(test_exec_check)
+{
+    struct sg_diag d = {0};
+    struct sg_verify_exec t = {0};
+    ck_assert_int_eq(sg_verify_exec_parse("bogus", &t, &d), SG_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.msg, "unknown target 'bogus'"));
+    ck_assert_int_eq(sg_verify_exec_parse("cmd:run {model} {out}", &t, &d), SG_OK);
+    ck_assert_int_eq(t.kind, SG_VERIFY_EXEC_CMD);
+    ck_assert_str_eq(t.command, "run {model} {out}");
+    ck_assert_int_eq(sg_verify_exec_check(&t, &d), SG_OK);
+    t.soc = "Ascend910B1";
+    ck_assert_int_eq(sg_verify_exec_check(&t, &d), SG_EINVAL); /* compile options */
+    t = (struct sg_verify_exec){.kind = SG_VERIFY_EXEC_CMD, .command = "run {model}"};
+    ck_assert_int_eq(sg_verify_exec_check(&t, &d), SG_EINVAL); /* no {out} */
+    t = (struct sg_verify_exec){.kind = SG_VERIFY_EXEC_MOCK};
+    ck_assert_int_eq(sg_verify_exec_check(&t, &d), SG_EINVAL); /* no --soc */
+    t.soc = "Ascend910B1";
+    ck_assert_int_eq(sg_verify_exec_check(&t, &d), SG_OK);
+    t.timeout = 5;
+    ck_assert_int_eq(sg_verify_exec_check(&t, &d), SG_EINVAL); /* nothing to time */
+    t = (struct sg_verify_exec){.kind = SG_VERIFY_EXEC_ATC, .soc = "Ascend910B1"};
+    ck_assert_int_eq(sg_verify_exec_check(&t, &d), SG_EINVAL); /* no device command */
+    t.device_command = "dev {om} {out}";
+    ck_assert_int_eq(sg_verify_exec_check(&t, &d), SG_OK);
+}
+END_TEST
+
 Suite *suite_verify(void)
 {
     Suite *s = suite_create("verify");
@@ -363,6 +412,8 @@ Suite *suite_verify(void)
                         (int)(sizeof compile_cases / sizeof compile_cases[0]));
     tcase_add_test(tc, test_compare_check);
     tcase_add_test(tc, test_inputs_parse);
+    tcase_add_loop_test(tc, test_exec_fill, 0, (int)(sizeof fill_cases / sizeof fill_cases[0]));
+    tcase_add_test(tc, test_exec_check);
     suite_add_tcase(s, tc);
     tc = tcase_create("workflows");
     tcase_set_timeout(tc, 120);

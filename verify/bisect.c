@@ -355,7 +355,7 @@ out:
 /* One step, then its line. lo and hi: the open range before it. */
 static sg_status step(struct job *j, size_t k, size_t lo, size_t hi, bool *fail, struct sg_diag *d)
 {
-    struct sg_verify_bisect_step *s;
+    struct sg_verify_bisect_step *s = NULL;
     sg_status st = add_step(j, &s, d);
     if (st)
         return st;
@@ -438,6 +438,30 @@ static void add_compile(struct words *w, const struct sg_verify_exec *t)
     add_opt(w, "--overflow", t->overflow);
 }
 
+static void add_threshold(struct words *w, const char *opt, double v, double def)
+{
+    if (v == def || (isnan(v) && isnan(def)))
+        return;
+    char buf[64];
+    if (isnan(v))
+        snprintf(buf, sizeof buf, "off");
+    else if (snprintf(buf, sizeof buf, "%.15g", v) > 0 && strtod(buf, NULL) != v)
+        snprintf(buf, sizeof buf, "%.17g", v); /* the shortest text that reads back as v */
+    add_opt(w, opt, buf);
+}
+
+static void add_thresholds(struct words *w, const struct sg_thresholds *t)
+{
+    const struct sg_thresholds def = SG_THRESHOLDS_DEFAULT;
+    add_threshold(w, "--cosine", t->cosine, def.cosine);
+    add_threshold(w, "--red", t->red, def.red);
+    add_threshold(w, "--kl", t->kl, def.kl);
+    add_threshold(w, "--rmse", t->rmse, def.rmse);
+    add_threshold(w, "--mre", t->mre, def.mre);
+    add_threshold(w, "--rmse-relative", t->rmse_relative, def.rmse_relative);
+    add_threshold(w, "--mre-floor", t->mre_floor, def.mre_floor);
+}
+
 static char *words_join(struct words *w)
 {
     char *line = w->ok && w->n ? sg_argv_format(w->v) : NULL;
@@ -500,6 +524,7 @@ static sg_status reproduce(struct job *j, struct sg_diag *d)
         add_opt(&w, "--timeout", t);
     }
     add_opt(&w, "--mode", sg_verify_bisect_mode_name(o->mode));
+    add_thresholds(&w, &o->thresholds);
     add_opt(&w, "-o", o->out);
     sg_free(target);
     sg_status st = add_repro(j, words_join(&w), d);
@@ -526,6 +551,7 @@ static sg_status reproduce(struct job *j, struct sg_diag *d)
             add_opt(&w, "-i", r->case_inputs[i]);
         snprintf(path, sizeof path, "%s.case_compare", j->out);
         add_opt(&w, "-o", path);
+        add_thresholds(&w, &o->thresholds);
         if ((st = add_repro(j, words_join(&w), d)))
             return st;
     }

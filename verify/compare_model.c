@@ -113,7 +113,8 @@ static char *stem_of(const char *path)
         n -= 5;
     else if (n > 3 && strcmp(base + n - 3, ".om") == 0)
         n -= 3;
-    static const char *const taken[] = {"result", "run", "report", "golden", "target", "inputs"};
+    static const char *const taken[] = {"result", "run",    "report",   "golden",
+                                        "target", "inputs", "single_op"};
     bool clash = n == 0;
     for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
         clash |= strlen(taken[i]) == n && strncmp(base, taken[i], n) == 0;
@@ -264,6 +265,24 @@ sg_status sg_verify_compare_check(const struct sg_verify_compare_opts *o,
                            "%s is a mock OM: surgeon writes its map itself; -m gives a real OM's "
                            "map",
                            o->target);
+    if (o->n_single_nodes && !o->single_op)
+        return sg_diag_set(d, SG_EINVAL, "--nodes names the operators of --single-op");
+    if (o->single_op && kind != SG_VERIFY_TARGET_MOCK && kind != SG_VERIFY_TARGET_ATC &&
+        kind != SG_VERIFY_TARGET_FILE)
+        return sg_diag_set(d, SG_EINVAL,
+                           "--single-op compiles each operator alone: it needs --target mock or "
+                           "atc (with the compile options), not a compiled model");
+    if (o->device_command && (!o->single_op || kind != SG_VERIFY_TARGET_ATC))
+        return sg_diag_set(d, SG_EINVAL,
+                           "--device-cmd runs the single-op cases' OMs: it goes with --target atc "
+                           "--single-op");
+    if (o->timeout > 0 && !o->device_command)
+        return sg_diag_set(d, SG_EINVAL, "--timeout limits --device-cmd");
+    if (o->single_op && kind == SG_VERIFY_TARGET_ATC && !o->device_command)
+        return sg_diag_set(d, SG_EINVAL,
+                           "--target atc --single-op compiles each operator with atc; its OM runs "
+                           "only on a device: give --device-cmd \"COMMAND\" that runs {om} on "
+                           "{inputs} and writes {out}/<output>.npy");
     if (kind == SG_VERIFY_TARGET_MOCK || kind == SG_VERIFY_TARGET_ATC) {
         /* The rest of the compile options, as `surgeon atc` checks them. */
         char *shapes = sg_verify_inputs_shape_text(o->inputs);
@@ -365,6 +384,14 @@ static sg_status check_inputs(struct job *j, struct sg_diag *d)
                            "%s is a mock OM; MODEL is the original ONNX model (the mock OM goes "
                            "to --target)",
                            o->model);
+    for (size_t i = 0; i < o->n_single_nodes; i++)
+        if (!sg_model_find_node(j->model, o->single_nodes[i])) {
+            char close[512];
+            sg_graph_close_names(j->model->graph, o->single_nodes[i], true, close, sizeof close);
+            return sg_diag_set(d, SG_ENOTFOUND, "--nodes: %s has no node '%s'%s%s%s", o->model,
+                               o->single_nodes[i], *close ? " (close: " : "", close,
+                               *close ? ")" : "");
+        }
     if (j->kind != SG_VERIFY_TARGET_MOCK && j->kind != SG_VERIFY_TARGET_ATC)
         return SG_OK;
     /* The compile's own input (the files ATC reads, the model as the
@@ -595,6 +622,15 @@ static char *repeat_command(const struct job *j)
     }
     add_opt(&w, "-t", o->dumps);
     add_opt(&w, "-m", o->map);
+    if (o->single_op)
+        add_arg(&w, "--single-op");
+    add_list(&w, "--nodes", o->single_nodes, o->n_single_nodes);
+    add_opt(&w, "--device-cmd", o->device_command);
+    if (o->timeout > 0) {
+        char t[32];
+        snprintf(t, sizeof t, "%g", o->timeout);
+        add_opt(&w, "--timeout", t);
+    }
     add_opt(&w, "-o", o->out);
     const struct sg_thresholds def = SG_THRESHOLDS_DEFAULT;
     add_threshold(&w, "--cosine", o->thresholds.cosine, def.cosine);
@@ -703,6 +739,111 @@ static sg_status compare(struct job *j, struct sg_diag *d)
     return st;
 }
 
+/* ----------------------------------------------------- single-op step */
+
+static bool listed(const char *const *v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], s) == 0)
+            return true;
+    return false;
+}
+
+/* The operators behind rows in error, in row order, once each: every node
+ * a fused op covers (GroundTruth) is tried alone. */
+static sg_status flagged(const struct job *j, char ***out, size_t *n, struct sg_diag *d)
+{
+    const sg_compare_result *c = j->res->compare;
+    char **v = sg_calloc(1, sizeof *v);
+    size_t k = 0;
+    if (!v)
+        return oom(d);
+    for (size_t i = 0; i < c->n_rows; i++) {
+        const struct sg_compare_row *row = &c->rows[i];
+        if (!row->is_error || !row->golden || strcmp(row->golden, "*") == 0)
+            continue;
+        for (const char *p = row->golden; *p;) {
+            size_t len = strcspn(p, ",");
+            char *name = sg_malloc(len + 1);
+            char **g = name ? sg_realloc(v, (k + 2) * sizeof *v) : NULL;
+            if (!g) {
+                sg_free(name);
+                for (size_t x = 0; x < k; x++)
+                    sg_free(v[x]);
+                sg_free(v);
+                return oom(d);
+            }
+            v = g;
+            memcpy(name, p, len);
+            name[len] = '\0';
+            if (sg_model_find_node(j->model, name) && !listed((const char *const *)v, k, name))
+                v[k++] = name;
+            else
+                sg_free(name);
+            p += len + (p[len] == ',');
+        }
+    }
+    *out = v;
+    *n = k;
+    return SG_OK;
+}
+
+/* The single-op compare into OUT/single_op, its reports into OUT. */
+static sg_status single_op(struct job *j, struct sg_diag *d)
+{
+    const struct sg_verify_compare_opts *o = j->o;
+    char **mine = NULL;
+    size_t n = o->n_single_nodes;
+    sg_status st = SG_OK;
+    if (!n && (st = flagged(j, &mine, &n, d)))
+        return st;
+    /* OUT is published by now: the cases go into it. */
+    char *dir = sg__verify_join(j->out, "single_op"), *shown = sg__verify_join(j->out, "single_op");
+    char *shapes = sg_verify_inputs_shape_text(o->inputs);
+    struct sg_verify_single_opts so = {
+        .model = j->model,
+        .label = o->model,
+        .inputs = &j->values,
+        .nodes = mine ? (const char *const *)mine : o->single_nodes,
+        .n_nodes = n,
+        .target = {.kind =
+                       j->kind == SG_VERIFY_TARGET_ATC ? SG_VERIFY_EXEC_ATC : SG_VERIFY_EXEC_MOCK,
+                   .device_command = o->device_command,
+                   .timeout = o->timeout,
+                   .soc = o->soc,
+                   .precision = o->precision,
+                   .keep_dtype = o->keep_dtype,
+                   .fusion = o->fusion,
+                   .overflow = o->overflow,
+                   .keep_ops = o->keep_ops,
+                   .n_keep_ops = o->n_keep_ops,
+                   .keep_nodes = o->keep_nodes,
+                   .n_keep_nodes = o->n_keep_nodes,
+                   .threads = o->threads,
+                   .max_loop_iterations = o->max_loop_iterations},
+        .thresholds = o->thresholds,
+        .dir = dir,
+        .shown = shown,
+        .threads = o->threads,
+        .max_loop_iterations = o->max_loop_iterations,
+    };
+    if (!dir || !shown)
+        st = oom(d);
+    if (!st && !n)
+        sg__verify_emit(j->ev, SG_VERIFY_INFO, "single-op: no operator is in error, none to try");
+    if (!st)
+        st = sg_verify_single_op(&so, j->ev, &j->res->single, d);
+    if (!st)
+        st = sg_verify_single_write(&j->res->single, j->out, d);
+    for (size_t i = 0; mine && i < n; i++)
+        sg_free(mine[i]);
+    sg_free(mine);
+    sg_free(dir);
+    sg_free(shown);
+    sg_free(shapes);
+    return st;
+}
+
 /* ----------------------------------------------------------- the job */
 
 static void job_free(struct job *j)
@@ -722,6 +863,7 @@ void sg_verify_compare_free(sg_verify_compare_result *r)
     if (!r)
         return;
     sg_compare_result_free(r->compare);
+    sg_verify_single_clear(&r->single);
     sg_free(r->out);
     sg_free(r->csv);
     sg_free(r->repeat);
@@ -850,7 +992,7 @@ sg_status sg_verify_compare_model(const struct sg_verify_compare_opts *o,
         sg_outdir_abort(&od);
         goto out;
     }
-    if ((st = compare(&j, d))) {
+    if ((st = compare(&j, d)) || (o->single_op && (st = single_op(&j, d)))) {
         /* Bad input found by the comparison: OUT goes back to what it was. */
         sg_outdir_abort(&od);
         goto out;

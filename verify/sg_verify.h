@@ -531,6 +531,60 @@ sg_status sg_verify_bisect_check(const struct sg_verify_bisect_opts *o, struct s
 sg_status sg_verify_bisect(const struct sg_verify_bisect_opts *o, const struct sg_verify_events *ev,
                            sg_verify_bisect_result **out, struct sg_diag *diag);
 
+/* ---------------------------------------------------- single-op compare */
+
+struct sg_verify_single_opts {
+    sg_model *model;                       /* the original model */
+    const char *label;                     /* how messages name it */
+    const struct sg_verify_values *inputs; /* the golden run's inputs, by name */
+    const char *const *nodes;              /* the operators to try alone */
+    size_t n_nodes;
+    struct sg_verify_exec target; /* what runs each case */
+    struct sg_thresholds thresholds;
+    const char *dir;   /* the folder of the cases (created if missing): DIR/<node>/ */
+    const char *shown; /* how messages name dir; NULL: as it is */
+    int threads;
+    uint64_t max_loop_iterations;
+};
+
+/* One operator alone. Strings sg_malloc'd. */
+struct sg_verify_single_row {
+    char *node, *op_type;
+    char *dir;    /* its folder under dir: case/ (the single-op case), target/ */
+    bool made;    /* the case was made, ran and was compared */
+    bool fails;   /* an output of the case is in error on the node's own golden inputs */
+    char *output; /* the worst output, its metrics and the tests it crossed */
+    struct sg_metrics m;
+    unsigned crossed;
+    char *error; /* !made: why */
+};
+
+struct sg_verify_single_result {
+    struct sg_verify_single_row *rows;
+    size_t n, n_fail, n_pass, n_error;
+};
+
+void sg_verify_single_clear(struct sg_verify_single_result *r);
+
+/*
+ * For each node: its single-op case from a golden run of o->model on
+ * o->inputs (kept in memory), the case run on o->target
+ * (sg_verify_exec_run), its outputs compared with the golden ones: `fails`
+ * says the operator is wrong on its own golden inputs, `!fails` that its
+ * error in the whole run is inherited. An INFO event per node; a node
+ * that cannot be made a case or run is a row with its error (a WARNING).
+ * Fails (r empty) on the golden run's errors, folders that cannot be made
+ * and SG_ENOMEM.
+ */
+sg_status sg_verify_single_op(const struct sg_verify_single_opts *o,
+                              const struct sg_verify_events *ev, struct sg_verify_single_result *r,
+                              struct sg_diag *diag);
+
+/* DIR/single_op.csv (Node, OpType, Case, Output, six metrics, OverFlow,
+ * FailsAlone, Error) and DIR/single_op.json ("surgeon-single-op"). */
+sg_status sg_verify_single_write(const struct sg_verify_single_result *r, const char *dir,
+                                 struct sg_diag *diag);
+
 /* ------------------------------------------- the end-to-end comparison */
 
 enum sg_verify_target {
@@ -558,6 +612,14 @@ struct sg_verify_compare_opts {
     struct sg_thresholds thresholds;
     int threads;                  /* BLAS threads of both runs; 0: the BLAS default */
     uint64_t max_loop_iterations; /* of both runs: sg_rt_opts.max_loop_iterations */
+    /* The single-op compare (targets mock and atc): every operator behind a
+     * row in error, or single_nodes when given, alone on the target
+     * (sg_verify_single_op) into OUT/single_op/, OUT/single_op.csv, .json. */
+    bool single_op;
+    const char *const *single_nodes;
+    size_t n_single_nodes;
+    const char *device_command; /* atc: runs each case's OM (sg_verify_exec) */
+    double timeout;             /* of the device command; 0: none */
 };
 
 /* What the end-to-end compare made. Free with sg_verify_compare_free. */
@@ -571,6 +633,7 @@ typedef struct sg_verify_compare_result {
     char *map_path;               /* the map the comparison read */
     char *target_dumps;           /* the target's dumps (OUT/target or -t) */
     size_t golden_tensors, target_tensors;
+    struct sg_verify_single_result single; /* with single_op */
 } sg_verify_compare_result;
 
 void sg_verify_compare_free(sg_verify_compare_result *r);
