@@ -184,7 +184,7 @@ out:
 
 static sg_status read_directory(sg_npz *z, struct sg_diag *diag)
 {
-    uint64_t off, size, entries;
+    uint64_t off = 0, size = 0, entries = 0; /* set unless st says otherwise */
     sg_status st = find_directory(z, &off, &size, &entries, diag);
     if (st)
         return st;

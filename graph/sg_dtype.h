@@ -110,10 +110,10 @@ uint16_t sg_float_to_bf16(float f);
 
 /* How a value out of a float8 type's range is converted. */
 enum {
-    SG_FP8_SATURATE = 1u << 0, /* to +-max (Cast's saturate=1); else Inf or NaN */
-    /* The FNUZ types (no infinity) make +-Inf NaN even when saturating: the
-     * rule of the tables of Cast 19 to 23; from opset 24 Inf saturates. */
-    SG_FP8_INF_NAN = 1u << 1,
+    /* to +-max (Cast's saturate=1), +-Inf included at every opset as the
+     * ONNX reference and ONNX Runtime do (the tables of Cast 19 to 23 make
+     * FNUZ Inf NaN); else Inf or NaN by type */
+    SG_FP8_SATURATE = 1u << 0,
 };
 
 /* The value of float8 code `bits` of `dtype` (one of the four float8

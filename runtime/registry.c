@@ -29,6 +29,19 @@ static bool same_domain(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
+int sg_kernel_newest_opset(const char *domain)
+{
+    int newest = 0;
+    for (size_t f = 0; f < sg_kernel_n_families; f++) {
+        const struct sg_kernel_family *fam = sg_kernel_families[f];
+        for (size_t i = 0; i < fam->count; i++)
+            if (fam->kernels[i].since_version > newest &&
+                same_domain(fam->kernels[i].domain, domain))
+                newest = fam->kernels[i].since_version;
+    }
+    return newest;
+}
+
 const struct sg_kernel *sg_kernel_find(const char *domain, const char *op_type, int64_t opset,
                                        int32_t dtype, const char **why)
 {

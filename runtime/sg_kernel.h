@@ -185,6 +185,11 @@ bool sg_kernel_inputs_valid(const char *inputs);
 extern const struct sg_kernel_family *const sg_kernel_families[];
 extern const size_t sg_kernel_n_families;
 
+/* The newest since_version among the kernels of `domain` ("" or "ai.onnx"
+ * for the default one): the highest opset whose operator changes the
+ * runtime was written for. 0 when the domain has no kernels. */
+int sg_kernel_newest_opset(const char *domain);
+
 /*
  * The entry for (domain, op_type) at `opset` accepting `dtype`
  * (SG_DTYPE_UNDEFINED: dtype unknown, any winner will do). NULL when there

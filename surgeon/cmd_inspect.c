@@ -5,6 +5,7 @@
 #include "sg_alloc.h"
 #include "sg_io.h"
 #include "sg_json.h"
+#include "sg_kernel.h"
 #include "sg_opschema.h"
 
 #include <getopt.h>
@@ -176,11 +177,17 @@ static void print_text(const char *path, sg_model *m, struct stats *s, sg_node *
                m->opsets[i].version);
     printf("%s\n", m->n_opsets ? "" : "(none)");
     for (size_t i = 0; i < m->n_opsets; i++) {
-        int newest = sg_op_schema_newest_opset(m->opsets[i].domain);
+        const char *dom = m->opsets[i].domain;
+        int newest = sg_op_schema_newest_opset(dom), kernels = sg_kernel_newest_opset(dom);
+        if (kernels)
+            printf("runtime:      %s opsets 1 to %d (the newest its kernels implement)\n",
+                   domain_name(dom), kernels);
+        else
+            printf("runtime:      no kernels for domain %s\n", domain_name(dom));
         if (newest && m->opsets[i].version > newest)
             printf("note:         %s %" PRId64 " is newer than the operator table (%d): node "
                    "arities are not checked\n",
-                   domain_name(m->opsets[i].domain), m->opsets[i].version, newest);
+                   domain_name(dom), m->opsets[i].version, newest);
     }
     if (m->producer_name || m->producer_version)
         printf("producer:     %s%s%s\n", m->producer_name ? m->producer_name : "",
@@ -291,6 +298,14 @@ static void print_json(const char *path, sg_model *m, struct stats *s, sg_node *
     for (size_t i = 0; i < m->n_opsets; i++) {
         sg_json_key(&j, domain_name(m->opsets[i].domain));
         sg_json_int(&j, m->opsets[i].version);
+    }
+    sg_json_object_end(&j);
+    /* the newest opset the runtime's kernels implement, per model domain */
+    sg_json_key(&j, "runtime_opsets");
+    sg_json_object_begin(&j);
+    for (size_t i = 0; i < m->n_opsets; i++) {
+        sg_json_key(&j, domain_name(m->opsets[i].domain));
+        sg_json_int(&j, sg_kernel_newest_opset(m->opsets[i].domain));
     }
     sg_json_object_end(&j);
     sg_json_key(&j, "producer_name");

@@ -11,17 +11,16 @@
  * To float8: round to nearest even from the value itself (a float64 is not
  * rounded through float32), then Cast's tables: with saturate (the
  * default) out-of-range values and +-Inf become +-max, without it Inf or
- * NaN by type. The tables of Cast 19 to 23 make +-Inf NaN for the FNUZ
- * types even when saturating, those of Cast 24 on +-max; the kernel
- * follows the model's opset. (ONNX Runtime 1.30 and the ONNX reference
- * saturate Inf to +-max at every opset.)
+ * NaN by type. At every opset, as the ONNX reference and ONNX Runtime 1.30
+ * do: the tables of Cast 19 to 23 make +-Inf NaN for the FNUZ types even
+ * when saturating, those of Cast 24 on +-max.
  * To uint4/int4 from a float: rounded to the nearest integer, ties to
  * even, then the low 4 bits kept, as ONNX's int4.md says (ONNX Runtime
  * 1.30 rounds ties away from zero, the ONNX reference truncates toward
  * zero; they agree away from ties). From an integer: the low 4 bits.
  * To float4e2m1: nearest even, +-Inf and values beyond +-6 saturate, NaN
- * becomes 6, as float4.md's table says (the reference's ml_dtypes makes
- * NaN -0). The saturate attribute concerns float8 only. To bool, -0 is
+ * becomes -0 as in the ONNX reference and backend tests (float4.md's
+ * table says 6). The saturate attribute concerns float8 only. To bool, -0 is
  * False in every type (ONNX Runtime 1.30 makes a float8 -0 True).
  */
 #include "rt_impl.h"
@@ -260,8 +259,6 @@ static sg_status run_cast(struct sg_kctx *k)
         X->dtype == SG_DTYPE_COMPLEX128)
         return sg_kfail(k, SG_EUNSUPPORTED, "complex casts are not supported");
     unsigned flags = k->opset < 19 || sg_kattr_int(k, "saturate", 1) ? SG_FP8_SATURATE : 0;
-    if (k->opset < 24)
-        flags |= SG_FP8_INF_NAN;
     sg_rt_value *Y;
     sg_status st = sg_kout(k, 0, (int32_t)to, X->dims, X->rank, &Y);
     if (st)

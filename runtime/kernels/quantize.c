@@ -293,8 +293,7 @@ static sg_status run_quantize(struct sg_kctx *k)
     sg_status st;
     if (narrow && (st = zero_zp(k, Z)))
         return st;
-    unsigned flags = (sg_kattr_int(k, "saturate", 1) ? SG_FP8_SATURATE : 0) |
-                     (k->opset < 24 ? SG_FP8_INF_NAN : 0);
+    unsigned flags = sg_kattr_int(k, "saturate", 1) ? SG_FP8_SATURATE : 0;
     struct qmap q;
     if ((st = qmap_make(k, X, S, Z, &q)))
         return st;

@@ -69,6 +69,14 @@ def modern_opsets(tmp):
         check("opset %d model round-trips" % opset, onnx.load(out) == m)
         j = json.loads(run("inspect", src, "--json").stdout)
         check("opset %d model inspects" % opset, j["op_types"].get("ReduceMean") == 1, str(j))
+        # the runtime's range: its kernels reach the opset-23 additions
+        rt = list(j.get("runtime_opsets", {}).values())
+        check("inspect --json names the runtime's opset range", len(rt) == 1 and rt[0] >= 23, str(j))
+        text = run("inspect", src).stdout
+        check("inspect names the runtime's opset range",
+              "runtime:      ai.onnx opsets 1 to %d" % rt[0] in text, text)
+        check("opset %d: a note exactly when past the operator table" % opset,
+              ("newer than the operator table" in text) == (opset == 99), text)
     # Within the table's range the arity is still checked.
     g = h.make_graph([h.make_node("Relu", ["x", "x"], ["r"], name="relu2")], "bad",
                      [h.make_tensor_value_info("x", T.FLOAT, [2])],
