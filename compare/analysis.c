@@ -376,6 +376,19 @@ static sg_status first_failure_model(struct ctx *c)
             const struct sg_compare_row *row = &r->rows[i];
             if (!is_candidate(row, h))
                 continue;
+            if (!row->node && row->body_node) {
+                /* Inside a body: the first such row in run order is the
+                 * first failure in it, when what the body's main-graph
+                 * ancestor reads is right. */
+                const sg_node *top = row->body_node;
+                while (top->graph && top->graph != c->g && top->graph->owner)
+                    top = top->graph->owner;
+                if (top->graph != c->g || !inputs_ok(c, &top, 1, h))
+                    continue;
+                c->hunt = h;
+                r->analysis.first_fail = (ptrdiff_t)i;
+                return SG_OK;
+            }
             if (!row->node) {
                 if (fallback < 0)
                     fallback = (ptrdiff_t)i; /* not in the model */
@@ -731,8 +744,16 @@ static void explain(struct ctx *c)
         measured |= an->inputs[i].state == SG_INPUT_AGREES;
         rounded |= an->inputs[i].state == SG_INPUT_ROUNDING;
     }
+    const sg_node *top = row->body_node;
+    while (top && top->graph && top->graph != c->g && top->graph->owner)
+        top = top->graph->owner;
     const char *inputs_text =
         !c->g                      ? "its inputs were not checked (no model)"
+        : top                      ? sg__cmp_printf(c->arena,
+                                                    "it runs inside the body of %s, whose inputs agree with the golden "
+                                                                         "run, and no row of the body before it %s",
+                                                    sg_dump_names_of(c->names, top),
+                               c->hunt == HUNT_OVERFLOW ? "overflows" : "is in error")
         : an->n_inputs == 0        ? "it has no inputs"
         : c->hunt == HUNT_OVERFLOW ? "none of its inputs overflows"
         : measured && rounded

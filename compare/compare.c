@@ -22,6 +22,7 @@
 #include "sg_alloc.h"
 #include "sg_arena.h"
 #include "sg_dumpname.h"
+#include "sg_npz.h"
 #include "strmap.h"
 
 #include <inttypes.h>
@@ -196,6 +197,20 @@ static sg_status set_golden(struct builder *b, struct sg_compare_row *row,
                             const struct sg_dump_file *gf, const sg_node *node)
 {
     row->golden_file = gf;
+    if (node && b->mi.g && node->graph != b->mi.g) {
+        /* Inside an If/Loop/Scan body: in order where its main-graph
+         * ancestor runs (the dump order puts it before that node's own
+         * outputs), named by the execution dumped. */
+        const sg_node *top = node;
+        while (top->graph && top->graph != b->mi.g && top->graph->owner)
+            top = top->graph->owner;
+        row->body_node = node;
+        row->position = top->graph == b->mi.g ? top->mark : UINT32_MAX;
+        row->golden_node = gf ? gf->name : NULL;
+        if (gf && sg__strmap_put(&b->used_golden, gf->path, (void *)gf))
+            return sg_diag_set(b->diag, SG_ENOMEM, "out of memory");
+        return SG_OK;
+    }
     row->node = node;
     if (node) {
         row->position = node->mark;
@@ -404,7 +419,8 @@ static sg_status match_by_map(struct builder *b)
             if (!file_of(b, gf, node))
                 gf = NULL;
             row->index = tf->index;
-            row->reason = add_reason(b->arena, row->reason, "op not in the map");
+            if (!node || node->graph == b->mi.g) /* a body's nodes are never in it */
+                row->reason = add_reason(b->arena, row->reason, "op not in the map");
             if (gf && !sg__strmap_get(&b->used_golden, gf->path)) {
                 row->status = SG_ROW_COMPARED;
                 if ((st = set_golden(b, row, gf, node)))
@@ -594,7 +610,7 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
     struct sg_diag d = {0};
     sg_status st = SG_OK;
     const struct sg_thresholds *th = &b->r->thresholds;
-    if ((st = sg_npy_read(row->golden_file->path, &g, &d))) {
+    if ((st = sg_dump_file_read(b->r->golden, row->golden_file, &g, &d))) {
         if (st == SG_ENOMEM)
             goto fail;
         mark_unreadable(b, row, &d);
@@ -605,7 +621,7 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
     row->rank = g.rank;
     memcpy(row->dims, g.dims, g.rank * sizeof *g.dims);
     row->has_shape = true;
-    if ((st = sg_npy_read(row->target_file->path, &t, &d))) {
+    if ((st = sg_dump_file_read(b->r->target, row->target_file, &t, &d))) {
         if (st == SG_ENOMEM)
             goto fail;
         mark_unreadable(b, row, &d);
@@ -617,6 +633,16 @@ static sg_status compare_row(struct builder *b, struct sg_compare_row *row)
     if (row->op && row->target_file->index < row->op->n_outputs &&
         row->op->out_dtype[row->target_file->index])
         row->compute_dtype = row->op->out_dtype[row->target_file->index];
+    else if (row->body_node && b->r->map) {
+        /* A body's nodes are not in the map: they ran in the precision of
+         * the compiled op that holds the body (its first output's dtype). */
+        const sg_node *top = row->body_node;
+        while (top->graph && top->graph != b->mi.g && top->graph->owner)
+            top = top->graph->owner;
+        const struct sg_atc_op *op = sg__strmap_get(&b->covered, node_name(b, top));
+        if (op && op->n_outputs && op->out_dtype[0])
+            row->compute_dtype = op->out_dtype[0];
+    }
     if (!same_shape(&t, &g)) {
         char a[512], c[512];
         format_dims(t.dims, t.rank, a, sizeof a);
@@ -700,7 +726,7 @@ static sg_status count_golden_nonfinite(struct builder *b, struct sg_compare_row
 {
     struct sg_array g = {0};
     struct sg_diag d = {0};
-    sg_status st = sg_npy_read(row->golden_file->path, &g, &d);
+    sg_status st = sg_dump_file_read(b->r->golden, row->golden_file, &g, &d);
     if (st)
         return st == SG_ENOMEM ? sg_diag_set(b->diag, st, "%s", d.msg) : SG_OK;
     uint64_t inf;
@@ -735,6 +761,26 @@ static sg_status golden_nonfinite_before(struct builder *b)
             return st;
     }
     return SG_OK;
+}
+
+/* The dumps of one side: msit's names, else (with a model) files or .npz
+ * members named by tensor. */
+static sg_status scan_side(struct builder *b, const char *path, sg_dumpset **out,
+                           struct sg_diag *diag)
+{
+    if (sg_npz_is_path(path))
+        return sg_dumpset_scan_tensors(path, b->mi.g ? b->mi.g->model : NULL, b->mi.names, out,
+                                       diag);
+    sg_status st = sg_dumpset_scan(path, out, diag);
+    if (st != SG_ENOTFOUND || !b->mi.g)
+        return st;
+    struct sg_diag d2 = {0};
+    sg_status st2 = sg_dumpset_scan_tensors(path, b->mi.g->model, b->mi.names, out, &d2);
+    if (st2 == SG_ENOTFOUND && strstr(diag->msg, "no .npy dump files"))
+        return st; /* no .npy at all: say so */
+    if (st2)
+        *diag = d2;
+    return st2;
 }
 
 /* Topological position; then dump order; one-sided rows without a place last. */
@@ -781,13 +827,13 @@ sg_status sg_compare_run(const struct sg_compare_opts *opts, sg_compare_result *
         st = sg_diag_set(diag, SG_ENOMEM, "out of memory");
         goto out_free;
     }
-    if ((st = sg_dumpset_scan(opts->golden_dir, &r->golden, diag)))
+    if ((st = model_info_init(&b.mi, opts->model, arena, diag)))
         goto out_free;
-    if ((st = sg_dumpset_scan(opts->target_dir, &r->target, diag)))
+    if ((st = scan_side(&b, opts->golden_dir, &r->golden, diag)))
+        goto out_free;
+    if ((st = scan_side(&b, opts->target_dir, &r->target, diag)))
         goto out_free;
     if (opts->map_path && (st = sg_atc_map_read(opts->map_path, &r->map, diag)))
-        goto out_free;
-    if ((st = model_info_init(&b.mi, opts->model, arena, diag)))
         goto out_free;
     if (r->map && b.mi.g && (st = check_map(&b, opts->model_label)))
         goto out_free;

@@ -21,6 +21,12 @@ bool sg__metrics_force_generic(bool on);
 void sg__metrics_to_f32(const struct sg_array *a, size_t i, size_t n, float *out);
 bool sg__metrics_supported(int32_t dtype);
 
+/* dumpset.c: an empty set for folder (or file) dir; NULL when out of
+ * memory. Then files[0..n) filled by the caller are sorted and indexed by
+ * sg__dumpset_index (SG_EDUP: an output twice; SG_ENOMEM). */
+sg_dumpset *sg__dumpset_new(const char *dir);
+sg_status sg__dumpset_index(sg_dumpset *ds, size_t n, struct sg_diag *diag);
+
 /* compare.c: printf into an arena; NULL when out of memory. */
 char *sg__cmp_printf(sg_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

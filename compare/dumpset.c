@@ -14,6 +14,7 @@
 #include "sg_arena.h"
 #include "sg_dumpname.h"
 #include "sg_file.h"
+#include "sg_npz.h"
 #include "strmap.h"
 
 #include <dirent.h>
@@ -128,7 +129,7 @@ static sg_status read_mapping(struct scan *s, const char *dir, struct sg__strmap
 static sg_status add_file(struct scan *s, const char *dir, const char *fname,
                           const struct sg__strmap *names)
 {
-    struct sg_dump_file f = {0};
+    struct sg_dump_file f = {.member = -1};
     struct sg_dump_onnx on;
     struct sg_dump_device dv;
     const char *name;
@@ -262,66 +263,53 @@ static int cmp_files(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-sg_status sg_dumpset_scan(const char *dir, sg_dumpset **out, struct sg_diag *diag)
+sg_dumpset *sg__dumpset_new(const char *dir)
 {
-    *out = NULL;
-    struct stat sb;
-    if (stat(dir, &sb) != 0)
-        return sg_diag_set(diag, errno == ENOENT ? SG_ENOTFOUND : SG_EIO, "%s: %s", dir,
-                           strerror(errno));
-    if (!S_ISDIR(sb.st_mode))
-        return sg_diag_set(diag, SG_EINVAL, "%s: not a folder of dumps", dir);
     sg_dumpset *ds = sg_calloc(1, sizeof *ds);
-    sg_arena *arena = sg_arena_create();
     struct sg__strmap *map = sg_calloc(1, sizeof *map), *loose = sg_calloc(1, sizeof *loose);
-    struct scan s = {.ds = ds, .arena = arena, .diag = diag};
-    sg_status st;
-    if (!ds || !arena || !map || !loose) {
-        st = sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", dir);
-        goto out_free;
+    sg_arena *arena = sg_arena_create();
+    if (!ds || !map || !loose || !arena) {
+        sg_free(ds);
+        sg_free(map);
+        sg_free(loose);
+        sg_arena_free(arena);
+        return NULL;
     }
     ds->arena = arena;
     ds->by_key = map;
     ds->by_loose = loose;
     if (!(ds->dir = sg_arena_strdup(arena, dir))) {
-        st = sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", dir);
-        goto out_free;
+        sg_dumpset_free(ds);
+        return NULL;
     }
-    if ((st = walk(&s, dir, 0)))
-        goto out_free;
-    if (s.n == 0) {
-        st = ds->n_ignored
-                 ? sg_diag_set(diag, SG_ENOTFOUND,
-                               "%s: %zu .npy files, none named like a dump "
-                               "(<node>.<output>.<timestamp>.npy or "
-                               "<OpType>.<OpName>.<task>.<stream>.<timestamp>.output.<i>.npy)",
-                               dir, ds->n_ignored)
-                 : sg_diag_set(diag, SG_ENOTFOUND, "%s: no .npy dump files", dir);
-        goto out_free;
-    }
-    qsort(ds->files, s.n, sizeof *ds->files, cmp_files);
-    while (ds->n_files < s.n && !ds->files[ds->n_files].input)
+    return ds;
+}
+
+sg_status sg__dumpset_index(sg_dumpset *ds, size_t n, struct sg_diag *diag)
+{
+    const char *dir = ds->dir;
+    sg_arena *arena = ds->arena;
+    struct sg__strmap *map = ds->by_key, *loose = ds->by_loose;
+    sg_status st;
+    if (n)
+        qsort(ds->files, n, sizeof *ds->files, cmp_files);
+    ds->n_files = 0;
+    while (ds->n_files < n && !ds->files[ds->n_files].input)
         ds->n_files++;
-    ds->n_input_files = s.n - ds->n_files;
-    if ((st = sg__strmap_reserve(map, s.n)) || (st = sg__strmap_reserve(loose, s.n))) {
-        sg_diag_set(diag, st, "%s: out of memory", dir);
-        goto out_free;
-    }
-    for (size_t i = 0; i < s.n; i++) {
+    ds->n_input_files = n - ds->n_files;
+    if ((st = sg__strmap_reserve(map, n)) || (st = sg__strmap_reserve(loose, n)))
+        return sg_diag_set(diag, st, "%s: out of memory", dir);
+    for (size_t i = 0; i < n; i++) {
         struct sg_dump_file *f = &ds->files[i];
         char *k = slot_key(arena, f->key, f->index);
-        if (!k) {
-            st = sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", dir);
-            goto out_free;
-        }
+        if (!k)
+            return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", dir);
         const struct sg_dump_file *old = sg__strmap_get(map, k);
-        if (old && !f->input) {
-            st = sg_diag_set(diag, SG_EDUP,
-                             "%s: output %" PRIu32 " of '%s' is dumped twice (%s and %s): "
-                             "point at the folder of one run",
-                             dir, f->index, f->name, old->path, f->path);
-            goto out_free;
-        }
+        if (old && !f->input)
+            return sg_diag_set(diag, SG_EDUP,
+                               "%s: output %" PRIu32 " of '%s' is dumped twice (%s and %s): "
+                               "point at the folder of one run",
+                               dir, f->index, f->name, old->path, f->path);
         /* An input dump is found by its whole name (input_<node>) unless an
          * output has that name: then it is a node called input_<...>. */
         if (!old)
@@ -332,31 +320,59 @@ sg_status sg_dumpset_scan(const char *dir, sg_dumpset **out, struct sg_diag *dia
          * unique, or ambiguous (several names spell alike). */
         size_t kl = strlen(k) + 1;
         char *lk = sg_arena_alloc(arena, kl);
-        if (!lk) {
-            st = sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", dir);
-            goto out_free;
-        }
+        if (!lk)
+            return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", dir);
         sg_dump_sanitize(k, lk, kl);
         const struct sg_dump_file *prev = sg__strmap_get(loose, lk);
         sg__strmap_put(loose, lk, prev ? (void *)&ambiguous : (void *)f);
     }
+    return SG_OK;
+}
+
+sg_status sg_dumpset_scan(const char *dir, sg_dumpset **out, struct sg_diag *diag)
+{
+    *out = NULL;
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        return sg_diag_set(diag, errno == ENOENT ? SG_ENOTFOUND : SG_EIO, "%s: %s", dir,
+                           strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+        return sg_diag_set(diag, SG_EINVAL, "%s: not a folder of dumps", dir);
+    sg_dumpset *ds = sg__dumpset_new(dir);
+    if (!ds)
+        return sg_diag_set(diag, SG_ENOMEM, "%s: out of memory", dir);
+    struct scan s = {.ds = ds, .arena = ds->arena, .diag = diag};
+    sg_status st;
+    if ((st = walk(&s, dir, 0)))
+        goto out_free;
+    if (s.n == 0) {
+        st = ds->n_ignored
+                 ? sg_diag_set(diag, SG_ENOTFOUND,
+                               "%s: %zu .npy files, none named like a dump "
+                               "(<node>.<output>.<timestamp>.npy or "
+                               "<OpType>.<OpName>.<task>.<stream>.<timestamp>.output.<i>.npy; "
+                               "files named after tensors, as ONNX Runtime dumps are, need "
+                               "--model)",
+                               dir, ds->n_ignored)
+                 : sg_diag_set(diag, SG_ENOTFOUND, "%s: no .npy dump files", dir);
+        goto out_free;
+    }
+    if ((st = sg__dumpset_index(ds, s.n, diag)))
+        goto out_free;
+    ds->layout = "msit";
     *out = ds;
     return SG_OK;
 out_free:
-    if (ds) {
-        sg_free(ds->files);
-        sg_free(ds);
-    }
-    if (map) {
-        sg__strmap_free(map);
-        sg_free(map);
-    }
-    if (loose) {
-        sg__strmap_free(loose);
-        sg_free(loose);
-    }
-    sg_arena_free(arena);
+    sg_dumpset_free(ds);
     return st;
+}
+
+sg_status sg_dump_file_read(const sg_dumpset *ds, const struct sg_dump_file *f,
+                            struct sg_array *out, struct sg_diag *diag)
+{
+    if (f->member >= 0 && ds->npz)
+        return sg_npz_read(ds->npz, (size_t)f->member, out, diag);
+    return sg_npy_read(f->path, out, diag);
 }
 
 void sg_dumpset_free(sg_dumpset *ds)
@@ -368,6 +384,7 @@ void sg_dumpset_free(sg_dumpset *ds)
     sg__strmap_free(ds->by_loose);
     sg_free(ds->by_loose);
     sg_free(ds->files);
+    sg_npz_free(ds->npz);
     sg_arena_free(ds->arena);
     sg_free(ds);
 }

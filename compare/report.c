@@ -76,8 +76,8 @@ const char *sg__cmp_dtype(const struct sg_compare_row *row, bool target)
 {
     /* The target side: the dtype the op wrote its output in (the map's),
      * which a dump converted to float32 no longer shows. */
-    int32_t dt = target ? (row->compute_dtype ? row->compute_dtype : row->target_dtype)
-                        : row->golden_dtype;
+    int32_t dt =
+        target ? (row->compute_dtype ? row->compute_dtype : row->target_dtype) : row->golden_dtype;
     bool have = target ? row->target_file && dt : row->golden_file && dt;
     return have ? sg_dtype_name(dt) : "NaN";
 }
@@ -242,8 +242,8 @@ static void json_row(struct sg_json *j, const sg_compare_result *r, size_t i)
     sg_json_key(j, "fused");
     sg_json_bool(j, row->fused);
     sg_json_key(j, "target_file_dtype");
-    sg_json_string(j, row->target_file && row->target_dtype ? sg_dtype_name(row->target_dtype)
-                                                            : NULL);
+    sg_json_string(j,
+                   row->target_file && row->target_dtype ? sg_dtype_name(row->target_dtype) : NULL);
     char crossed[512];
     sg_metrics_crossed_text(&row->m, &r->thresholds, row->crossed, crossed, sizeof crossed);
     sg_json_key(j, "crossed");

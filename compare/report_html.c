@@ -223,12 +223,13 @@ static void panel(FILE *out, const sg_compare_result *r, const size_t *idx, size
                 row->m.overflow ? ", overflow" : "");
         fputs(nan ? "</path>\n" : "</circle>\n", out);
     }
-    /* Position ticks under the panel. */
+    /* Ticks under the panel: the rows' numbers in the table (positions
+     * repeat where a body's rows share their owner's). */
     size_t step = n > 12 ? (n + 11) / 12 : 1;
     for (size_t k = 0; k < n; k += step) {
         double x = ML + ((double)k + 0.5) * pw / (double)n;
-        fprintf(out, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%u</text>\n", x,
-                top + PH + 14, r->rows[idx[k]].position);
+        fprintf(out, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">#%zu</text>\n", x,
+                top + PH + 14, idx[k]);
     }
 }
 
@@ -257,10 +258,11 @@ static sg_status plot(FILE *out, const sg_compare_result *r)
     panel(out, r, idx, n, 0, T1, r->analysis.first_fail);
     panel(out, r, idx, n, 1, T2, r->analysis.first_fail);
     fprintf(out,
-            "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">%s (compared tensors only; red: "
-            "precision error, outlined: overflow, triangles: NaN)</text>\n",
+            "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">rows in %s, numbered as in the "
+            "table (compared tensors only; red: precision error, outlined: overflow, triangles: "
+            "NaN)</text>\n",
             ML + (PW - ML - MR) / 2, SVG_H - 8,
-            r->analysis.outputs_known ? "topological position" : "dump order");
+            r->analysis.outputs_known ? "topological order" : "dump order");
     fputs("</svg>\n", out);
     sg_free(idx);
     return SG_OK;
@@ -364,6 +366,35 @@ static void lower_esc(FILE *out, const char *s)
     }
 }
 
+/* s for a narrow cell: as it is when at most `max` bytes, else its first
+ * bytes, an ellipsis and its last ones (the end of a name tells nodes
+ * apart: ".../attention/Softmax", "If_25::then_branch::Mul_93"). The full
+ * name is the cell's tooltip. UTF-8 sequences are not split. */
+static void esc_cut(FILE *out, const char *s, size_t max)
+{
+    size_t len = s ? strlen(s) : 0;
+    if (len <= max) {
+        esc(out, s);
+        return;
+    }
+    size_t head = max / 3, tail = max - head - 1;
+    while (head > 0 && ((unsigned char)s[head] & 0xC0) == 0x80)
+        head--;
+    size_t from = len - tail;
+    while (from < len && ((unsigned char)s[from] & 0xC0) == 0x80)
+        from++;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int)head, s);
+    esc(out, buf);
+    fputs("&hellip;", out);
+    esc(out, s + from);
+}
+
+/* Characters of a name cell (NPUDump 140 px, GroundTruth 100 px, about
+ * 6.5 px a character at the table's size). */
+#define NAME_CHARS 19
+#define GT_CHARS 13
+
 static void table(FILE *out, const sg_compare_result *r)
 {
     fputs("<section><h2>All tensors</h2>\n<div class=\"filters\">"
@@ -414,7 +445,7 @@ static void table(FILE *out, const sg_compare_result *r)
                 "", row->is_output ? " &middot; out" : "");
         esc(out, row->target);
         fputs("\">", out);
-        esc(out, row->target);
+        esc_cut(out, row->target, NAME_CHARS);
         fputs("</td>", out);
         char cells[9][48];
         sg__cmp_metric_strings(row, cells);
@@ -440,7 +471,7 @@ static void table(FILE *out, const sg_compare_result *r)
                 sg__cmp_dtype(row, true), sg_compare_status_name(row->status));
         esc(out, row->golden);
         fputs("\">", out);
-        esc(out, row->golden);
+        esc_cut(out, row->golden, GT_CHARS);
         /* The shape without blanks: "[1,1280,7,7]". */
         sg__cmp_shape(row, shape, sizeof shape);
         size_t k = 0;

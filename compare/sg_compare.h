@@ -38,6 +38,7 @@
 #define SG_COMPARE_H
 
 #include "sg_atcmap.h"
+#include "sg_dumpname.h"
 #include "sg_ir.h"
 #include "sg_status.h"
 #include "sg_tensorfile.h"
@@ -195,6 +196,7 @@ struct sg_dump_file {
     uint64_t timestamp; /* dump order */
     bool device;        /* named the device way */
     bool input;         /* an ONNX-form input dump (input_<node>...); key is "input_<node>" */
+    long member;        /* a member of the set's .npz (path names the archive), or -1 */
 };
 
 /* A scanned folder. Read-only for callers. */
@@ -209,6 +211,10 @@ typedef struct sg_dumpset {
     void *by_key;               /* (key, index) -> file (internal) */
     void *by_loose;             /* (key as a file spells it, index) -> file (internal) */
     void *arena;                /* strings (internal) */
+    struct sg_npz *npz;         /* the archive of a set read from an .npz, or NULL */
+    size_t n_unmatched;         /* tensor-named sets: files that name no node output */
+    const char *layout;         /* "msit" (dump names), "tensors" (.npy named after
+                                   tensors) or "npz" */
 } sg_dumpset;
 
 /*
@@ -219,6 +225,28 @@ typedef struct sg_dumpset {
  * both files named); SG_EIO; SG_ENOMEM. *out is NULL on failure.
  */
 sg_status sg_dumpset_scan(const char *dir, sg_dumpset **out, struct sg_diag *diag);
+
+/*
+ * A golden dump named by tensor, as people dump ONNX Runtime with every
+ * node output exposed: `path` a folder of <tensor>.npy files (the tensor
+ * name as is, or made file-safe: '/' as '_', also ':' as '_', or every
+ * character but A-Za-z0-9._- as '_', msit's '.' and '/' as '_'; each
+ * possibly without its leading '_'), or one .npz holding a member per
+ * tensor (np.savez / np.savez_compressed with tensor names as keys). Each
+ * file is matched to the node output of model m's main graph that makes
+ * that tensor and keyed by the node's dump name (names: sg_dump_names of
+ * m), so it meets a dump of either form. A spelling two tensors share is
+ * used for neither; files naming graph inputs, initializers or nothing are
+ * counted in n_unmatched. SG_ENOTFOUND when no file names a node output
+ * (the message says how files must be named); sg_npz_open's statuses for a
+ * bad archive; SG_EIO, SG_ENOMEM.
+ */
+sg_status sg_dumpset_scan_tensors(const char *path, const sg_model *m, const sg_dump_names *names,
+                                  sg_dumpset **out, struct sg_diag *diag);
+
+/* Read file f of set ds (an .npy, or a member of its .npz). */
+sg_status sg_dump_file_read(const sg_dumpset *ds, const struct sg_dump_file *f,
+                            struct sg_array *out, struct sg_diag *diag);
 
 /* Free. NULL is a no-op. */
 void sg_dumpset_free(sg_dumpset *ds);
@@ -276,7 +304,9 @@ struct sg_compare_row {
     bool mismatch;              /* the shapes differ: the target tensor is wrong */
     const struct sg_atc_op *op; /* the map op, or NULL */
     const sg_node *node;        /* the golden node in the model (valid while the model
-                                   lives), or NULL */
+                                   lives), or NULL; NULL for a body node: */
+    const sg_node *body_node;   /* the node inside an If/Loop/Scan body whose execution
+                                   (golden_node names it) the row compares, or NULL */
     const char *reason;         /* CompareFailReason, "" when none */
 };
 

@@ -28,6 +28,20 @@
  * name (a '.' or '/' replaced, a stem made unique, a name shortened) with
  * that name, so a reader learns each file's node exactly and never sees one
  * node's dump twice nor one file for two nodes.
+ *
+ * Nodes inside the bodies of If, Loop, Scan and SequenceMap (default
+ * domain; the bodies of other ops, such as a mock OM's fused ops, are not
+ * dumped) are named under their owner:
+ *     <owner>::<attribute>::<node>          (If: then_branch, else_branch)
+ *     <owner>::<attribute>[<i>]::<node>     (Loop, Scan, SequenceMap: body,
+ *                                            i the 0-based iteration)
+ * where <owner> is the owner's own dump name (so nesting repeats the
+ * pattern: Loop_3::body[2]::If_0::then_branch::Add_1) and <node> is the
+ * node's name, or for an unnamed one <OpType>_<i> with i its position in
+ * its body (unique within the body as above). A graph-list attribute
+ * numbers its graphs (<attribute><k>). The table holds each body node once,
+ * under its template (the name with every "[<i>]" left out), and finds an
+ * instance name by its template.
  */
 #ifndef SG_DUMPNAME_H
 #define SG_DUMPNAME_H
@@ -89,7 +103,7 @@ bool sg_dump_parse_device(const char *file_name, struct sg_dump_device *out);
 typedef struct sg_dump_names sg_dump_names;
 
 /*
- * The names of the nodes of m's main graph. m must outlive the table and
+ * The names of the nodes of m's main graph and of the bodies above. m must outlive the table and
  * keep its nodes (a node added later has no entry; renaming one makes the
  * table stale). SG_ENOMEM; SG_EINVAL for a model without a graph.
  */
@@ -107,15 +121,29 @@ const char *sg_dump_names_of(const sg_dump_names *t, const sg_node *n);
  * *listed (may be NULL) says whether it differs from the name, so that
  * mapping.csv must give the name back. NULL when n has no entry.
  */
-const char *sg_dump_names_stem(const sg_dump_names *t, const sg_node *n, bool device,
-                               bool *listed);
+const char *sg_dump_names_stem(const sg_dump_names *t, const sg_node *n, bool device, bool *listed);
 
 /* The node whose dumps carry `name` (the first in file order when names
  * repeat), or NULL. */
 sg_node *sg_dump_names_node(const sg_dump_names *t, const char *name);
 
 /* The node whose ONNX-form (or with `device`, device-form) file stem is
- * `stem`, or NULL. */
+ * `stem`, or NULL. Both lookups take a body node's instance names (with
+ * "[<i>]") as well as its template. */
 sg_node *sg_dump_names_by_stem(const sg_dump_names *t, const char *stem, bool device);
+
+/* How many iterations a body node's name holds (its enclosing Loop, Scan
+ * and SequenceMap bodies); 0 for other nodes and nodes without an entry. */
+uint32_t sg_dump_names_slots(const sg_dump_names *t, const sg_node *n);
+
+/*
+ * The name and file stem (ONNX form, or device form with `device`) of one
+ * execution of node n: its template with iters[k] (outermost first, as many
+ * as sg_dump_names_slots says) in slot k. *listed (may be NULL) as for
+ * sg_dump_names_stem. False when n has no entry or a buffer is too small.
+ */
+bool sg_dump_names_instance(const sg_dump_names *t, const sg_node *n, const uint64_t *iters,
+                            bool device, char *name, size_t name_size, char *stem, size_t stem_size,
+                            bool *listed);
 
 #endif

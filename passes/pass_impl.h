@@ -160,4 +160,12 @@ sg_status sg__rebatch_shapes(sg_graph *g, const struct sg__rebatch *in, struct s
 sg_status sg__clear_shapes(sg_graph *g, const struct sg__ptrset *set, struct sg_pass_report *rep,
                            struct sg_diag *diag);
 
+/* -------------------------------------------------------- infer_shapes.c */
+/* Shape inference after set-batch or set-input-shape changed an input:
+ * the recorded shapes (graph outputs, value_info, every graph) are
+ * recomputed, each change reported as "shape recomputed" with the old and
+ * new type; conflicts and values that could not be shaped are counted as
+ * findings. Nothing is newly listed. SG_ENOMEM, SG_ECYCLE. */
+sg_status sg__recompute_shapes(sg_model *m, struct sg_pass_report *rep, struct sg_diag *diag);
+
 #endif

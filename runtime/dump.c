@@ -28,6 +28,7 @@ struct entry {
     int64_t *dims;
     bool graph_output;
     bool is_input;
+    int depth; /* 0: a main-graph node; else how deep in If/Loop/Scan bodies */
     char kind[32];
     uint64_t nan, inf;  /* NaN and +-Inf elements written (float tensors) */
     const sg_node *src; /* the node that made it (NULL for inputs); valid while the model is */
@@ -36,6 +37,21 @@ struct entry {
 struct mapping {
     char *file;
     char *node;
+};
+
+/* The run of a body graph in progress: its iteration (since its owner last
+ * finished) and an epoch that changes whenever a new run begins. */
+struct body_run {
+    uint64_t iteration;
+    uint64_t epoch;
+};
+
+/* The last output observed of a node: in which epoch of its graph's run,
+ * and which output. */
+struct node_seen {
+    uint64_t epoch;
+    uint32_t index;
+    bool any;
 };
 
 /* A tensor file waiting for the writer thread. The value is referenced
@@ -83,6 +99,12 @@ struct sg_dump {
     const sg_node *last_node; /* the node of the last observed output */
     uint64_t task;            /* its task number (device names) */
     sg_dump_names *names;     /* the names and file stems of the run's nodes */
+    /* Which execution of each body is running (see body_iterations). */
+    struct sg__ptrmap node_at, graph_at; /* node / body graph -> index below */
+    struct node_seen *seen;
+    size_t n_seen, cap_seen;
+    struct body_run *runs;
+    size_t n_runs, cap_runs;
 };
 
 sg_status sg_dump_create(const char *dir, enum sg_dump_mode mode, sg_dump **out,
@@ -294,6 +316,10 @@ void sg_dump_free(sg_dump *d)
     sg_free(d->map);
     sg_free(d->dir);
     sg_dump_names_free(d->names);
+    sg__ptrmap_free(&d->node_at);
+    sg__ptrmap_free(&d->graph_at);
+    sg_free(d->seen);
+    sg_free(d->runs);
     sg_free(d);
 }
 
@@ -500,13 +526,132 @@ static sg_status fill_shape(struct entry *e, const sg_rt_value *v)
     return SG_OK;
 }
 
+/* The seen-state of node n and the run of body graph g (created on first
+ * use); NULL when out of memory. */
+static struct node_seen *seen_of(sg_dump *d, const sg_node *n)
+{
+    uint32_t k = sg__ptrmap_get(&d->node_at, n);
+    if (k != UINT32_MAX)
+        return &d->seen[k];
+    if (d->n_seen == d->cap_seen) {
+        size_t cap = d->cap_seen ? 2 * d->cap_seen : 64;
+        struct node_seen *grown = sg_realloc(d->seen, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        d->seen = grown;
+        d->cap_seen = cap;
+    }
+    if (sg__ptrmap_put(&d->node_at, n, (uint32_t)d->n_seen))
+        return NULL;
+    memset(&d->seen[d->n_seen], 0, sizeof *d->seen);
+    return &d->seen[d->n_seen++];
+}
+
+static struct body_run *run_of(sg_dump *d, const sg_graph *g)
+{
+    uint32_t k = sg__ptrmap_get(&d->graph_at, g);
+    if (k != UINT32_MAX)
+        return &d->runs[k];
+    if (d->n_runs == d->cap_runs) {
+        size_t cap = d->cap_runs ? 2 * d->cap_runs : 16;
+        struct body_run *grown = sg_realloc(d->runs, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        d->runs = grown;
+        d->cap_runs = cap;
+    }
+    if (sg__ptrmap_put(&d->graph_at, g, (uint32_t)d->n_runs))
+        return NULL;
+    d->runs[d->n_runs] = (struct body_run){0, 1};
+    return &d->runs[d->n_runs++];
+}
+
+static sg_status reset_body(sg_graph *g, void *ctx)
+{
+    struct body_run *r = run_of(ctx, g);
+    if (!r)
+        return SG_ENOMEM;
+    r->iteration = 0;
+    r->epoch++;
+    return SG_OK;
+}
+
+/*
+ * The iterations of the bodies around node n (outermost first, into iters,
+ * room for SG_DUMP_MAX_NESTING), from the order outputs are observed in,
+ * which the runtime keeps: a body runs its nodes in one order each time,
+ * the owner's outputs come after its last run. So a body began a new run
+ * when one of its nodes shows an output it already showed in this run, or
+ * when a node of it that already finished in this run (an owner) runs its
+ * body again; the iteration goes back to 0 once the owner finishes. The
+ * observer notes both for every output (resets included), which is what
+ * makes the names right for a body whose first node is itself an owner.
+ */
+#define SG_DUMP_MAX_NESTING 64
+static sg_status body_iterations(sg_dump *d, const sg_node *n, uint32_t index, uint64_t *iters,
+                                 uint32_t *n_iters)
+{
+    const sg_node *chain[SG_DUMP_MAX_NESTING + 1];
+    uint32_t depth = 0;
+    for (const sg_node *c = n; c && c->graph && c->graph->owner && depth < SG_DUMP_MAX_NESTING;
+         c = c->graph->owner)
+        chain[depth++] = c; /* chain[k] lies in a body; chain[k]'s owner is chain[k+1] */
+    *n_iters = 0;
+    /* Outermost first: an owner already finished in this run of its body
+     * means that body started over. */
+    for (uint32_t k = depth; k-- > 0;) {
+        const sg_node *c = chain[k];
+        struct body_run *r = run_of(d, c->graph);
+        struct node_seen *s = seen_of(d, c);
+        if (!r || !s)
+            return SG_ENOMEM;
+        bool again = k > 0 ? s->any && s->epoch == r->epoch /* an owner, running again */
+                           : s->any && s->epoch == r->epoch && index <= s->index;
+        if (again) {
+            r->epoch++;
+            r->iteration++;
+        }
+        if (k == 0) {
+            s->any = true;
+            s->epoch = r->epoch;
+            s->index = index;
+        }
+    }
+    for (uint32_t k = depth; k-- > 0;) {
+        const sg_node *owner = chain[k]->graph->owner;
+        bool it = strcmp(owner->op_type, "Loop") == 0 || strcmp(owner->op_type, "Scan") == 0 ||
+                  strcmp(owner->op_type, "SequenceMap") == 0;
+        if (it)
+            iters[(*n_iters)++] = run_of(d, chain[k]->graph)->iteration;
+    }
+    return SG_OK;
+}
+
+/* An owner finished: its bodies start from iteration 0 next time (its own
+ * place in its body's run was noted by body_iterations). */
+static sg_status owner_done(sg_dump *d, const sg_node *n)
+{
+    for (uint32_t a = 0; a < n->n_attrs; a++)
+        if (n->attrs[a]->g || n->attrs[a]->n_graphs)
+            return sg_node_for_each_subgraph((sg_node *)n, reset_body, d);
+    return SG_OK;
+}
+
+void sg_dump_rt_opts(sg_dump *d, struct sg_rt_opts *opts)
+{
+    opts->on_output = sg_dump_observe;
+    opts->observe_ctx = d;
+    opts->observe_graph_outputs = d->mode == SG_DUMP_OUTPUTS;
+    opts->observe_subgraphs = d->mode == SG_DUMP_ALL;
+}
+
 sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v, int depth,
                           void *ctx, struct sg_diag *diag)
 {
     sg_dump *d = ctx;
     const sg_value *out = index < n->n_outputs ? n->outputs[index] : NULL;
     bool is_output = depth == 0 && out && (out->flags & SG_VALUE_OUTPUT);
-    if (depth != 0 || !v || (d->mode == SG_DUMP_OUTPUTS && !is_output))
+    if (d->mode == SG_DUMP_OUTPUTS && (depth != 0 || !is_output))
         return SG_OK;
     /* The names are made once, from the model of the first node seen. */
     if (!d->names && n->graph && n->graph->model) {
@@ -514,9 +659,29 @@ sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v
         if (st)
             return st;
     }
+    uint64_t iters[SG_DUMP_MAX_NESTING];
+    uint32_t n_iters = 0;
+    if (depth != 0) {
+        if (!sg_dump_names_of(d->names, n))
+            return SG_OK; /* inside the body of an op whose bodies are not dumped */
+        if (body_iterations(d, n, index, iters, &n_iters))
+            return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    }
+    if (d->mode == SG_DUMP_ALL && owner_done(d, n))
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    if (!v)
+        return SG_OK;
     bool listed = false;
     const char *node = sg_dump_names_of(d->names, n);
     const char *stem = sg_dump_names_stem(d->names, n, d->device, &listed);
+    char inst[2][SG_DUMP_NAME_MAX * 4 + 1];
+    if (node && depth != 0) {
+        if (!sg_dump_names_instance(d->names, n, iters, d->device, inst[0], sizeof inst[0], inst[1],
+                                    sizeof inst[1], &listed))
+            return sg_diag_set(diag, SG_EINVAL, "%s: name too long to dump", node);
+        node = inst[0];
+        stem = inst[1];
+    }
     if (!node)
         node = stem = n->name && *n->name ? n->name : n->op_type;
     char file[SG_DUMP_NAME_MAX + 1];
@@ -534,6 +699,7 @@ sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v
     e->value = dup_or_null(out ? out->name : NULL, &fail);
     e->index = index;
     e->graph_output = is_output;
+    e->depth = depth;
     e->file_dtype = SG_DTYPE_UNDEFINED;
     d->n++; /* from here on the entry is freed with the writer */
     if (fail || fill_shape(e, v))
@@ -737,6 +903,8 @@ static void write_manifest(FILE *f, void *ctx)
         sg_json_int(&j, e->index);
         sg_json_key(&j, "value");
         sg_json_string(&j, e->value);
+        sg_json_key(&j, "depth");
+        sg_json_int(&j, e->depth);
         json_entry_common(&j, e);
         sg_json_key(&j, "graph_output");
         sg_json_bool(&j, e->graph_output);

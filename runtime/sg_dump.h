@@ -10,7 +10,8 @@
  * manifest.json lists every tensor in execution order:
  *     {"format": "surgeon-dump", "version": 1, "mode": "all"|"outputs",
  *      "tensors": [{"index", "file", "node", "op_type", "output_index",
- *                   "value", "dtype", "shape", "graph_output", "nan", "inf"}, ...],
+ *                   "value", "depth", "dtype", "shape", "graph_output", "nan",
+ *                   "inf"}, ...],
  *      "inputs": [{"name", "file", "dtype", "shape"}, ...],
  *      "outputs": [{"name", "file"}, ...]}
  * "file" is null for values numpy cannot hold (strings, sequences,
@@ -21,6 +22,11 @@
  * <OpType>_<position>; names that file names would spell alike get file
  * stems of their own, listed in mapping.csv); "node" in the manifest says
  * which name was used; "nan" and "inf" count its NaN and +-Inf elements.
+ * With SG_DUMP_ALL the nodes inside If/Loop/Scan bodies are dumped at each
+ * execution, under the instance names of sg_dumpname.h
+ * (Loop_3::body[2]::Add_1: the iteration in the name); "depth" is 0 for a
+ * main-graph node, else how deep in bodies it lies, and "value" is the
+ * body's own value name (the same for every iteration).
  * Each tensor entry also has "kind" (tensor, sequence, optional) and, when
  * the file's dtype differs, "file_dtype".
  *
@@ -48,7 +54,9 @@
 
 enum sg_dump_mode {
     SG_DUMP_OUTPUTS = 0, /* graph outputs only */
-    SG_DUMP_ALL,         /* every output of every main-graph node */
+    SG_DUMP_ALL,         /* every output of every node, those inside If/Loop/Scan
+                            bodies included (once per execution, named as
+                            sg_dumpname.h says) */
     SG_DUMP_MODE_COUNT
 };
 
@@ -65,7 +73,12 @@ void sg_dump_set_device_names(sg_dump *d, bool on);
 /* Free the writer (files stay). NULL is a no-op. */
 void sg_dump_free(sg_dump *d);
 
-/* The observer: pass as sg_rt_opts.on_output with observe_ctx = the writer. */
+/* Set opts' observer fields for writer d: on_output, observe_ctx, and which
+ * values are observed (graph outputs only, or every node's, bodies' too). */
+void sg_dump_rt_opts(sg_dump *d, struct sg_rt_opts *opts);
+
+/* The observer: pass as sg_rt_opts.on_output with observe_ctx = the writer
+ * (sg_dump_rt_opts does). */
 sg_status sg_dump_observe(const sg_node *n, uint32_t index, const sg_rt_value *v, int depth,
                           void *ctx, struct sg_diag *diag);
 

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -114,6 +115,20 @@ bool cli_parse_loop_limit(const char *s, uint64_t *out)
     if (*end || errno)
         return false;
     *out = v ? (uint64_t)v : UINT64_MAX;
+    return true;
+}
+
+bool cli_parse_threshold(const char *s, double lo, double hi, double *out)
+{
+    if (strcmp(s, "off") == 0) {
+        *out = NAN; /* no comparison with NaN is true */
+        return true;
+    }
+    char *end;
+    double v = strtod(s, &end);
+    if (!*s || *end || !isfinite(v) || v < lo || v > hi)
+        return false;
+    *out = v;
     return true;
 }
 

@@ -42,6 +42,7 @@ extern const struct sg_command sg_cmd_run;
 extern const struct sg_command sg_cmd_extract;
 extern const struct sg_command sg_cmd_split;
 extern const struct sg_command sg_cmd_concat;
+extern const struct sg_command sg_cmd_bisect;
 
 /* "surgeon: error: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -80,6 +81,9 @@ bool cli_parse_size(const char *s, unsigned long long *out);
 /* Parse --max-loop-iterations N into sg_rt_opts.max_loop_iterations: N >= 1,
  * or 0 for no limit (UINT64_MAX). */
 bool cli_parse_loop_limit(const char *s, uint64_t *out);
+
+/* A threshold in [lo, hi], or "off" (NaN: the test is off). */
+bool cli_parse_threshold(const char *s, double lo, double hi, double *out);
 
 /* A growing list of strings (owned copies), for options given as
  * comma-separated lists and possibly repeated (--nodes a,b --nodes c). */

@@ -87,20 +87,6 @@ const struct sg_command sg_cmd_compare = {
     run,
 };
 
-static bool parse_threshold(const char *s, double lo, double hi, double *out)
-{
-    if (strcmp(s, "off") == 0) {
-        *out = NAN; /* no comparison with NaN is true */
-        return true;
-    }
-    char *end;
-    double v = strtod(s, &end);
-    if (!*s || *end || !isfinite(v) || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
 static void print_result(const sg_compare_result *r, const char *csv, const char *out_dir)
 {
     const struct sg_compare_analysis *an = &r->analysis;
@@ -432,7 +418,7 @@ static int run(int argc, char **argv)
             rc = cli_unknown_option(&sg_cmd_compare, longopts, argv[optind - 1]);
             goto out;
         }
-        if (th && !parse_threshold(optarg, lo, hi, th)) {
+        if (th && !cli_parse_threshold(optarg, lo, hi, th)) {
             rc = cli_usage(&sg_cmd_compare, "bad threshold '%s' for %s", optarg, opt);
             goto out;
         }

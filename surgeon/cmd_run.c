@@ -246,9 +246,7 @@ static int run(int argc, char **argv)
     struct sg_rt_opts opts = {0};
     opts.threads = threads;
     opts.max_loop_iterations = max_loop;
-    opts.on_output = sg_dump_observe;
-    opts.observe_ctx = dump;
-    opts.observe_graph_outputs = mode == SG_DUMP_OUTPUTS;
+    sg_dump_rt_opts(dump, &opts);
     if (sg_mockom_is(m)) {
         if (sg_rt_opts_mock(m, &opts, &d)) {
             sg_diag_prefix(&d, "%s", model_path);

@@ -16,9 +16,9 @@
 #endif
 
 static const struct sg_command *const commands[] = {
-    &sg_cmd_inspect, &sg_cmd_convert,       &sg_cmd_passes,     &sg_cmd_optimize,
-    &sg_cmd_run,     &sg_cmd_fusion_switch, &sg_cmd_keep_dtype, &sg_cmd_atc,
-    &sg_cmd_compare, &sg_cmd_extract,       &sg_cmd_split,      &sg_cmd_concat,
+    &sg_cmd_inspect,       &sg_cmd_convert,    &sg_cmd_passes, &sg_cmd_optimize, &sg_cmd_run,
+    &sg_cmd_fusion_switch, &sg_cmd_keep_dtype, &sg_cmd_atc,    &sg_cmd_compare,  &sg_cmd_extract,
+    &sg_cmd_split,         &sg_cmd_concat,     &sg_cmd_bisect,
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

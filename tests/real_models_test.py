@@ -77,8 +77,10 @@ CHECKS = [
     ("compare_fp16_culprit", "when the float16 network outputs overflow (NaN/Inf on the target only), the first "
      "failing operator `compare` names has cause overflow"),
     ("dump_all", "`run --dump all` dumps every main-graph node output and each equals ORT's tensor"),
-    ("dump_subgraphs", "`run --dump all` on a model with If/Loop/Scan also dumps the tensors made inside their bodies"),
-    ("compare_dumps", "`compare -g ORT_DUMP -t SURGEON_DUMP --model M` exits 0 when the dumps agree"),
+    ("dump_subgraphs", "`run --dump all` on a model with If/Loop/Scan also dumps the tensors made inside their "
+     "bodies, and the outputs of the branch each If took equal ORT's If outputs"),
+    ("compare_dumps", "`compare -g ORT_DUMP -t SURGEON_DUMP --model M` exits 0 when the dumps agree, ORT's "
+     "tensors saved by tensor name as <name>.npy ('/' as '_') and as one .npz"),
 ]
 CHECK_NAMES = [c for c, _ in CHECKS]
 HEAVY_SKIP = set(["optimize_" + p for p in EXACT_PASSES + NUMERIC_PASSES] +
@@ -692,7 +694,10 @@ def _dumps(c):
              "surgeon run --dump all")
         with open(os.path.join(sdir, "manifest.json")) as f:
             man = json.load(f)
-        tensors = [t for t in man["tensors"] if t.get("kind", "tensor") == "tensor" and t.get("value")]
+        # Main-graph tensors: ORT can expose those as graph outputs (the
+        # tensors of If/Loop/Scan bodies, depth > 0, are checked apart).
+        tensors = [t for t in man["tensors"] if t.get("kind", "tensor") == "tensor" and t.get("value")
+                   and not t.get("depth")]
         # ORT with every dumped value exposed as a graph output, graph
         # optimisations off so that each value is the node's own result.
         m = onnx.ModelProto()
@@ -760,36 +765,73 @@ def check_dump_subgraphs(c):
         raise Skip("no If/Loop/Scan bodies")
     sdir, man, tensors, ort = _dumps(c)
     values = {o for n in inner for o in n.output if o}
-    got = [t for t in man["tensors"] if t.get("value") in values]
+    got = [t for t in man["tensors"] if t.get("value") in values and t.get("depth")]
     if not got:
         raise CheckError("none of the %d nodes inside If/Loop/Scan bodies has a tensor in the dump "
                          "(%d main-graph tensors only)" % (len(inner), len(man["tensors"])))
-    return "%d tensors from inside bodies" % len(got)
+    # The oracle for what a body computed: the branch an If took ends in the
+    # values ORT gives as the If's outputs. Each main-graph If: its dumped
+    # branch outputs (named <If>::<branch>::...) against ORT's If outputs.
+    names = {(t["value"]): t["node"] for t in tensors}
+    checked, bad = 0, []
+    for node in c.model.graph.node:
+        if node.op_type != "If" or not node.output or node.output[0] not in names:
+            continue
+        owner = names[node.output[0]]
+        for a in node.attribute:
+            if a.type != onnx.AttributeProto.GRAPH:
+                continue
+            prefix = "%s::%s::" % (owner, a.name)
+            for k, o in enumerate(a.g.output):
+                if k >= len(node.output) or node.output[k] not in ort:
+                    continue
+                hit = [t for t in got if t["value"] == o.name and t["node"].startswith(prefix)
+                       and t["depth"] == 1]
+                if not hit:
+                    continue
+                checked += 1
+                ok, text = compare_arrays(np.load(os.path.join(sdir, hit[0]["file"])), ort[node.output[k]],
+                                          c.cos, c.rel)
+                if not ok:
+                    bad.append("%s (%s) against ORT's %s: %s" % (hit[0]["node"], o.name, node.output[k], text))
+    if bad:
+        raise CheckError("%d of %d If branch outputs differ from ORT's If outputs; first: %s" % (
+            len(bad), checked, bad[0]))
+    expected = len(inner)
+    return "%d tensors from inside bodies (%d distinct body values of %d nodes); %d If branch outputs equal ORT's" % (
+        len(got), len({t["value"] for t in got}), expected, checked)
 
 
 def check_compare_dumps(c):
     sdir, man, tensors, ort = _dumps(c)
+    # ORT's tensors as a user saves them (issue 12 part 6): one
+    # <tensor>.npy each, '/' as '_', and the same in one .npz keyed by
+    # tensor name; compare maps the names to nodes with --model.
     gdir = os.path.join(c.work, "ort_golden")
     shutil.rmtree(gdir, ignore_errors=True)
     os.makedirs(gdir)
-    # ORT's tensors under the names surgeon gave its own dumps (msit's ONNX
-    # dump naming), so that the two folders differ only in their data.
-    for t in tensors:
-        np.save(os.path.join(gdir, t["file"]), ort[t["value"]])
-    if os.path.exists(os.path.join(sdir, "mapping.csv")):
-        shutil.copy(os.path.join(sdir, "mapping.csv"), gdir)
-    out = os.path.join(c.work, "cmp_dumps")
-    p = c.sg("compare", "-g", gdir, "-t", sdir, "--model", c.path, "-o", out, "-q")
-    res = None
-    if os.path.exists(os.path.join(out, "result.json")):
-        with open(os.path.join(out, "result.json")) as f:
-            res = json.load(f)
-    if p.returncode:
-        first = (res or {}).get("analysis", {}).get("first_failing")
-        raise CheckError("surgeon compare of ORT's dump against surgeon's exited %d (verdict %s)%s: %s" % (
-            p.returncode, (res or {}).get("verdict"),
-            ", first failing %s" % json.dumps(first)[:240] if first else "", tail(p)))
-    return "PASS, %d rows compared" % res["counts"]["compared"] if res else "PASS"
+    values = {t["value"]: ort[t["value"]] for t in tensors}
+    for name, arr in values.items():
+        fname = name.replace("/", "_") + ".npy"
+        if len(fname.encode()) <= 255:  # longer TensorFlow names fit no file name (the .npz has them)
+            np.save(os.path.join(gdir, fname), arr)
+    npz = os.path.join(c.work, "ort_golden.npz")
+    np.savez_compressed(npz, **values)
+    done = []
+    for golden, layout in ((gdir, "<tensor>.npy"), (npz, ".npz")):
+        out = os.path.join(c.work, "cmp_dumps" + ("_npz" if golden == npz else ""))
+        p = c.sg("compare", "-g", golden, "-t", sdir, "--model", c.path, "-o", out, "-q")
+        res = None
+        if os.path.exists(os.path.join(out, "result.json")):
+            with open(os.path.join(out, "result.json")) as f:
+                res = json.load(f)
+        if p.returncode:
+            first = (res or {}).get("analysis", {}).get("first_failing")
+            raise CheckError("surgeon compare of ORT's dump (%s) against surgeon's exited %d (verdict %s)%s: %s" % (
+                layout, p.returncode, (res or {}).get("verdict"),
+                ", first failing %s" % json.dumps(first)[:240] if first else "", tail(p)))
+        done.append("%s: %d rows compared" % (layout, res["counts"]["compared"] if res else -1))
+    return "PASS, " + "; ".join(done)
 
 
 CHECK_FUNCS = {

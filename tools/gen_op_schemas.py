@@ -89,11 +89,13 @@ def parse(text):
 def inherit_deprecated(rows, deprecated):
     """A deprecated version lists no inputs or outputs; python's onnx.defs keeps
     the arity of the version before it, and so does the table (the op is still
-    what it was: a model using it is the checker's business, not the loader's)."""
+    what it was: a model using it is the checker's business, not the loader's).
+    A deprecated first version (GroupNormalization-18, whose text the release
+    dropped) states nothing: any arity, as for an op the table does not know."""
     out = []
     for r in sorted(rows):
-        if r[:3] in deprecated and out and out[-1][:2] == r[:2]:
-            r = r[:3] + out[-1][3:]
+        if r[:3] in deprecated:
+            r = r[:3] + (out[-1][3:] if out and out[-1][:2] == r[:2] else (0, -1, 0, -1))
         out.append(r)
     return out
 

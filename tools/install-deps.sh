@@ -8,7 +8,7 @@
 set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler
-            libonnx-dev libyaml-dev libopenblas-dev python3-onnx python3-numpy)
+            libonnx-dev libyaml-dev zlib1g-dev libopenblas-dev python3-onnx python3-numpy)
 test_pkgs=(check libonnx-testdata clang-format chromium)
 
 nets_pkgs=(python3-torch python3-torchvision)

@@ -31,3 +31,22 @@ char *sg__verify_join(const char *a, const char *b)
         snprintf(s, n, "%s/%s", a, b);
     return s;
 }
+
+sg_status sg__verify_values_add(struct sg_verify_values *values, const char *name, sg_rt_value *v,
+                                struct sg_diag *diag)
+{
+    uint32_t n = values->n;
+    char **nn = sg_realloc(values->names, (n + 1) * sizeof *nn);
+    if (nn)
+        values->names = nn;
+    sg_rt_value **nv = nn ? sg_realloc(values->values, (n + 1) * sizeof *nv) : NULL;
+    if (nv)
+        values->values = nv;
+    char *s = nv ? sg_strdup(name) : NULL;
+    if (!s)
+        return sg_diag_set(diag, SG_ENOMEM, "out of memory");
+    values->names[n] = s;
+    values->values[n] = sg_rt_value_ref(v);
+    values->n = n + 1;
+    return SG_OK;
+}

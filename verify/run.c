@@ -82,9 +82,7 @@ sg_status sg_verify_run(sg_model *m, const struct sg_verify_run_opts *o,
     struct sg_rt_opts opts = {0};
     opts.threads = o->threads;
     opts.max_loop_iterations = o->max_loop_iterations;
-    opts.on_output = sg_dump_observe;
-    opts.observe_ctx = dump;
-    opts.observe_graph_outputs = o->dump == SG_DUMP_OUTPUTS;
+    sg_dump_rt_opts(dump, &opts);
     if (sg_mockom_is(m)) {
         if ((st = sg_rt_opts_mock(m, &opts, d)))
             goto out_label;
@@ -105,6 +103,10 @@ sg_status sg_verify_run(sg_model *m, const struct sg_verify_run_opts *o,
         goto out;
     if ((st = sg_rt_run(rt, d)) || (st = sg_dump_finish(dump, rt, d)))
         goto out_label;
+    for (uint32_t i = 0; o->outputs && i < sg_rt_n_outputs(rt); i++)
+        if ((st = sg__verify_values_add(o->outputs, sg_rt_output_info(rt, i)->name,
+                                        sg_rt_output(rt, i), d)))
+            goto out;
     info->n_tensors = sg_dump_count(dump);
     struct sg_dump_nonfinite nf;
     sg_dump_nonfinite(dump, &nf);
@@ -117,6 +119,8 @@ out_label:
 out:
     if (st && made)
         sg_verify_values_clear(values);
+    if (st && o->outputs)
+        sg_verify_values_clear(o->outputs);
     /* The writer's thread stops before the caller removes the folder. */
     sg_dump_free(dump);
     sg_rt_free(rt);

@@ -45,6 +45,7 @@
 #define SG_VERIFY_H
 
 #include "sg_compare.h"
+#include "sg_cut.h"
 #include "sg_dump.h"
 #include "sg_ir.h"
 #include "sg_runtime.h"
@@ -165,6 +166,8 @@ struct sg_verify_run_opts {
     int threads;                  /* BLAS threads; 0: the BLAS default */
     const char *label;            /* how messages name the model (its path); NULL: "the model" */
     uint64_t max_loop_iterations; /* sg_rt_opts.max_loop_iterations (0: the default) */
+    struct sg_verify_values *outputs; /* non-NULL (and empty): receives the graph outputs, by
+                                         name in graph order (emptied on failure) */
 };
 
 /* What a run did. Strings point into the model (valid while it lives). */
@@ -206,6 +209,90 @@ sg_status sg_verify_run(sg_model *m, const struct sg_verify_run_opts *o,
  */
 char *sg_verify_nonfinite_text(const struct sg_dump_nonfinite *nf, bool all, char *buf,
                                size_t size);
+
+/* ------------------------------------------- a golden run, in memory */
+
+/* The tensors of a golden run by value name: the run's inputs and every
+ * main-graph node output (values inside subgraphs are not kept). */
+typedef struct sg_verify_tensors sg_verify_tensors;
+
+struct sg_verify_golden_opts {
+    const struct sg_verify_inputs *inputs; /* used when *values is empty */
+    const char *label;                     /* how messages name the model; NULL: "the model" */
+    int threads;
+    uint64_t max_loop_iterations;
+};
+
+/*
+ * Run m in float32 and keep every main-graph tensor in *out (free with
+ * sg_verify_tensors_free). Inputs as sg_verify_run takes them: made from
+ * o->inputs into *values when it is empty (left there for the caller),
+ * else taken from *values by name. Statuses of sg_rt_create,
+ * sg_verify_inputs_load and sg_rt_run, prefixed "golden run of LABEL";
+ * *out is NULL on failure.
+ */
+sg_status sg_verify_golden(sg_model *m, const struct sg_verify_golden_opts *o,
+                           struct sg_verify_values *values, sg_verify_tensors **out,
+                           struct sg_diag *diag);
+
+/* The value named `name` (borrowed) or NULL; t may be NULL. */
+sg_rt_value *sg_verify_tensors_find(const sg_verify_tensors *t, const char *name);
+size_t sg_verify_tensors_count(const sg_verify_tensors *t);
+/* The tensors as a case source (sg_cut.h); t must outlive it. */
+struct sg_case_source sg_verify_tensors_source(sg_verify_tensors *t);
+/* The tensors as the types of a cut's exposed values (sg_cut.h): their
+ * dtypes and shapes; t must outlive it. */
+struct sg_cut_typer sg_verify_tensors_typer(sg_verify_tensors *t);
+void sg_verify_tensors_free(sg_verify_tensors *t);
+
+/* ---------------------------------------------------- single-op cases */
+
+struct sg_save_opts;
+
+/*
+ * The single-op case of node `node` of m into folder `dir` (existing,
+ * empty): a copy of m cut to the node (sg_case_make) and written as an
+ * ONNX backend-test folder (sg_case_write) with the tensors of src. m is
+ * not changed. save may be NULL. Statuses of those calls.
+ */
+sg_status sg_verify_case_write(sg_model *m, const char *node, const struct sg_case_source *src,
+                               const char *dir, const struct sg_save_opts *save,
+                               struct sg_diag *diag);
+
+struct sg_verify_cases_opts {
+    const char *const *nodes; /* node names */
+    size_t n_nodes;
+    bool single; /* one node, its case is `out` itself (no index.json) */
+    const struct sg_case_source *src;
+    const struct sg_save_opts *save; /* NULL: defaults */
+    const char *out;                 /* the result folder (sg_outdir.h, tag "extract") */
+};
+
+/* One node of a sweep: dir (relative to out) or error is set. */
+struct sg_verify_case {
+    char *node, *op_type, *dir, *error;
+};
+
+struct sg_verify_cases_result {
+    struct sg_verify_case *v;
+    size_t n, n_failed;
+};
+
+void sg_verify_cases_clear(struct sg_verify_cases_result *r);
+
+/*
+ * The cases of o->nodes into o->out, all or nothing: with single, the one
+ * case is the folder; otherwise one subfolder per node (names made safe
+ * for file systems, numbered when two collide) and index.json listing
+ * them (format "surgeon-cases"). In a sweep a node that cannot be made a
+ * case is a WARNING event and an entry with its error, not a failure; each
+ * case written is an INFO event "NODE (OP) -> DIR". Fails with the
+ * statuses of sg_outdir_begin/commit and, for a single case, of
+ * sg_verify_case_write; o->out is then as it was.
+ */
+sg_status sg_verify_cases_write(sg_model *m, const struct sg_verify_cases_opts *o,
+                                const struct sg_verify_events *ev, struct sg_verify_cases_result *r,
+                                struct sg_diag *diag);
 
 /* ------------------------------------------------------------ compile */
 
@@ -300,6 +387,149 @@ sg_status sg_verify_compile_dry(const struct sg_verify_compile_opts *o, struct s
 sg_status sg_verify_map(const char *om, const char *json, const char *const *extra, size_t n_extra,
                         bool print, const struct sg_verify_events *ev,
                         struct sg_verify_compile_result *result, struct sg_diag *diag);
+
+/* ------------------------------------------------- a run on a target */
+
+/* What runs a model for the bisection and the single-op compare. */
+enum sg_verify_exec_kind {
+    SG_VERIFY_EXEC_MOCK, /* the mock compiler, the mock OM run here with float16 emulation */
+    SG_VERIFY_EXEC_ATC,  /* the real atc, the OM run by the device command */
+    SG_VERIFY_EXEC_CMD,  /* the user's command on the ONNX model */
+    SG_VERIFY_EXEC_COUNT
+};
+
+struct sg_verify_exec {
+    enum sg_verify_exec_kind kind;
+    const char *command;        /* CMD: the shell command ({model}, {inputs}, {out}) */
+    const char *device_command; /* ATC: the shell command that runs {om} ({inputs}, {out}) */
+    double timeout;             /* seconds a command may run; 0: no limit */
+    /* MOCK, ATC: compile options as sg_verify_compile_opts takes them. */
+    const char *soc, *precision, *keep_dtype, *fusion, *overflow;
+    const char *const *keep_ops;
+    size_t n_keep_ops;
+    const char *const *keep_nodes;
+    size_t n_keep_nodes;
+    int threads;                  /* MOCK: BLAS threads of the run */
+    uint64_t max_loop_iterations; /* MOCK: sg_rt_opts.max_loop_iterations */
+};
+
+/* "mock", "atc", "cmd". */
+const char *sg_verify_exec_name(enum sg_verify_exec_kind k);
+
+/* "mock", "atc" or "cmd:COMMAND" (command borrowed from target) into t's
+ * kind and command; SG_EINVAL names the targets. */
+sg_status sg_verify_exec_parse(const char *target, struct sg_verify_exec *t, struct sg_diag *diag);
+
+/* The options alone (usage errors, SG_EINVAL): a command with {model}
+ * and {out}, compile options only for mock and atc (checked as
+ * sg_verify_compile_check does, --soc required), a device command for atc
+ * only, a timeout only for commands. */
+sg_status sg_verify_exec_check(const struct sg_verify_exec *t, struct sg_diag *diag);
+
+/* `command` with its placeholders replaced by the paths, each quoted for
+ * sh; NULL paths leave theirs as they are. sg_malloc'd; NULL when out of
+ * memory. */
+char *sg_verify_exec_fill(const char *command, const char *model, const char *om,
+                          const char *inputs, const char *out);
+
+/*
+ * Run ONNX model file `model` (loaded as m) on target t with inputs `in`
+ * (by graph input name), its artefacts in existing folder `dir`: MOCK and
+ * ATC compile into DIR/model.om (+ .json); MOCK runs the mock OM (output
+ * dumps in DIR/dumps); CMD and ATC write DIR/inputs/<input>.npy, run the
+ * command (a NOTE event first; its output in DIR/target.log) and read
+ * DIR/out/<output>.npy. *out (empty) receives m's graph outputs in order;
+ * *command the command as run (sg_malloc'd, NULL for MOCK). Errors name
+ * the step's file or command: a command that fails, is killed, runs past
+ * the timeout (SG_EIO) or writes no output (SG_ENOTFOUND); the compiler's,
+ * the runtime's and the npy reader's statuses. *out is empty on failure.
+ */
+sg_status sg_verify_exec_run(const struct sg_verify_exec *t, const char *model, sg_model *m,
+                             const struct sg_verify_values *in, const char *dir,
+                             const struct sg_verify_events *ev, struct sg_verify_values *out,
+                             char **command, struct sg_diag *diag);
+
+/* ---------------------------------------------------------- bisection */
+
+enum sg_verify_bisect_mode {
+    SG_VERIFY_BISECT_BINARY, /* halve the range: ceil(log2 N) steps */
+    SG_VERIFY_BISECT_LINEAR, /* prefixes 1, 2, ... until one fails */
+    SG_VERIFY_BISECT_MODE_COUNT
+};
+
+struct sg_verify_bisect_opts {
+    const char *model;                     /* required: MODEL.onnx */
+    const char *out;                       /* required: the result folder (tag "bisect") */
+    const struct sg_verify_inputs *inputs; /* required */
+    struct sg_verify_exec target;          /* what runs each prefix */
+    enum sg_verify_bisect_mode mode;
+    struct sg_thresholds thresholds; /* a network output in error fails a step */
+    int threads;                     /* BLAS threads of the golden runs */
+    uint64_t max_loop_iterations;
+};
+
+/* One network output of a step against the golden run. */
+struct sg_verify_bisect_output {
+    char *name;
+    struct sg_metrics m;
+    bool error; /* sg_metrics_is_error */
+};
+
+/* One target run. Prefix lengths count nodes in topological order. */
+struct sg_verify_bisect_step {
+    size_t index;  /* 0: the full model, then 1, 2, ... */
+    size_t lo, hi; /* the culprit's range before the step: a node in lo+1..hi (1-based) */
+    size_t cut;    /* nodes 1..cut ran on the target (cut == N: the full model) */
+    char *cut_node;
+    bool fail;
+    char *dir;     /* OUT/step_<index>_... */
+    char *command; /* the command as run (cmd, atc), else NULL */
+    struct sg_verify_bisect_output *outputs;
+    size_t n_outputs;
+};
+
+typedef struct sg_verify_bisect_result {
+    size_t n_nodes;
+    struct sg_verify_bisect_step *steps;
+    size_t n_steps;
+    size_t target_runs;
+    bool full_fails;    /* the full model fails on the target */
+    bool found;         /* ... and the culprit is known */
+    size_t culprit;     /* its index in topological order (0-based) */
+    char *culprit_node; /* its name (its op type when it has none) */
+    char *culprit_op;
+    char *case_dir;     /* OUT/case, its single-op case (NULL when none could be made) */
+    char **case_inputs; /* the case's inputs as NAME=FILE */
+    size_t n_case_inputs;
+    char **reproduce; /* command lines that reproduce the result, quoted for sh */
+    size_t n_reproduce;
+    char *out;
+} sg_verify_bisect_result;
+
+void sg_verify_bisect_free(sg_verify_bisect_result *r);
+
+/* "bisect" or "linear". */
+const char *sg_verify_bisect_mode_name(enum sg_verify_bisect_mode m);
+
+/* The options alone (usage errors, SG_EINVAL): MODEL, -o, inputs, mode,
+ * and the target (sg_verify_exec_check). */
+sg_status sg_verify_bisect_check(const struct sg_verify_bisect_opts *o, struct sg_diag *diag);
+
+/*
+ * Find the earliest prefix of MODEL (topological order) whose run on the
+ * target, with the rest on the golden runtime, breaks the network outputs
+ * (README "surgeon bisect"): a golden run, one run of the full model on
+ * the target, then one per step (at most ceil(log2 N) in bisect mode),
+ * each step an INFO event; the culprit's single-op case and the commands
+ * that reproduce the result. OUT holds inputs/, golden/, step_*, case/
+ * and bisect.json. A full model that passes is no error: SG_OK with
+ * full_fails false. Errors name the step: a target that fails, hangs or
+ * writes nothing, a cut that cannot run; the steps done before stay in
+ * OUT (bad input found before the golden run ends leaves OUT as it was).
+ * The golden run's outputs holding NaN/Inf is SG_ERANGE.
+ */
+sg_status sg_verify_bisect(const struct sg_verify_bisect_opts *o, const struct sg_verify_events *ev,
+                           sg_verify_bisect_result **out, struct sg_diag *diag);
 
 /* ------------------------------------------- the end-to-end comparison */
 

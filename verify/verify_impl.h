@@ -14,4 +14,8 @@ void sg__verify_emit(const struct sg_verify_events *ev, enum sg_verify_event kin
 /* "a/b", sg_malloc'd (NULL when out of memory). */
 char *sg__verify_join(const char *a, const char *b);
 
+/* Append (name copied, v referenced) to values. SG_ENOMEM. */
+sg_status sg__verify_values_add(struct sg_verify_values *values, const char *name, sg_rt_value *v,
+                                struct sg_diag *diag);
+
 #endif

@@ -1,7 +1,8 @@
 /*
  * binary.c - elementwise ops of two or more inputs with numpy broadcasting:
  * arithmetic (Add Sub Mul Div Pow Mod PRelu BitShift), comparisons (Equal
- * Less Greater LessOrEqual GreaterOrEqual), logic (And Or Xor), variadic
+ * Less Greater LessOrEqual GreaterOrEqual), logic (And Or Xor, and on
+ * integers BitwiseAnd BitwiseOr BitwiseXor), variadic
  * (Sum Mean Max Min) and Where.
  *
  * Every numeric dtype is computed natively except float16 and bfloat16,
@@ -35,6 +36,9 @@ enum binop {
     OP_XOR,
     OP_SHL,
     OP_SHR,
+    OP_BAND, /* BitwiseAnd, BitwiseOr, BitwiseXor (18): integers */
+    OP_BOR,
+    OP_BXOR,
 };
 
 static bool is_compare(enum binop op)
@@ -208,6 +212,15 @@ static inline double pymod_d(double x, double y)
             return true;                                                                           \
         case OP_SHR:                                                                               \
             WALK(T, T, shr_##S(x, y));                                                             \
+            return true;                                                                           \
+        case OP_BAND:                                                                              \
+            WALK(T, T, x &y);                                                                      \
+            return true;                                                                           \
+        case OP_BOR:                                                                               \
+            WALK(T, T, x | y);                                                                     \
+            return true;                                                                           \
+        case OP_BXOR:                                                                              \
+            WALK(T, T, x ^ y);                                                                     \
             return true;                                                                           \
             COMPARE_CASES(T)                                                                       \
         default:                                                                                   \
@@ -467,11 +480,14 @@ static const struct {
     const char *name;
     enum binop op;
 } ops[] = {
-    {"Add", OP_ADD}, {"Sub", OP_SUB},    {"Mul", OP_MUL},        {"Div", OP_DIV},
-    {"Pow", OP_POW}, {"Mod", OP_MOD},    {"PRelu", OP_PRELU},    {"Equal", OP_EQ},
-    {"Less", OP_LT}, {"Greater", OP_GT}, {"LessOrEqual", OP_LE}, {"GreaterOrEqual", OP_GE},
-    {"And", OP_AND}, {"Or", OP_OR},      {"Xor", OP_XOR},        {"BitShift", OP_SHL},
-    {"Max", OP_MAX}, {"Min", OP_MIN},    {"Sum", OP_ADD},        {"Mean", OP_ADD},
+    {"Add", OP_ADD},       {"Sub", OP_SUB},         {"Mul", OP_MUL},
+    {"Div", OP_DIV},       {"Pow", OP_POW},         {"Mod", OP_MOD},
+    {"PRelu", OP_PRELU},   {"Equal", OP_EQ},        {"Less", OP_LT},
+    {"Greater", OP_GT},    {"LessOrEqual", OP_LE},  {"GreaterOrEqual", OP_GE},
+    {"And", OP_AND},       {"Or", OP_OR},           {"Xor", OP_XOR},
+    {"BitShift", OP_SHL},  {"Max", OP_MAX},         {"Min", OP_MIN},
+    {"Sum", OP_ADD},       {"Mean", OP_ADD},        {"BitwiseAnd", OP_BAND},
+    {"BitwiseOr", OP_BOR}, {"BitwiseXor", OP_BXOR},
 };
 
 static enum binop op_of(const struct sg_kctx *k)
@@ -639,6 +655,9 @@ static const struct sg_kernel kernels[] = {
     {"", "Mod", 10, 0, NUM, 0, run_binary, "rr"},
     {"", "PRelu", 1, 0, NUM, 0, run_binary, "rr"},
     {"", "BitShift", 11, 0, SG_KT_UINTS, 0, run_binary, "rr"},
+    {"", "BitwiseAnd", 18, 0, SG_KT_INTS, 0, run_binary, "rr"},
+    {"", "BitwiseOr", 18, 0, SG_KT_INTS, 0, run_binary, "rr"},
+    {"", "BitwiseXor", 18, 0, SG_KT_INTS, 0, run_binary, "rr"},
     {"", "Equal", 1, 0, NUM | SG_KT_BOOL | SG_KT_STRING, 0, run_binary, "rr"},
     {"", "Less", 1, 0, NUM, 0, run_binary, "rr"},
     {"", "Greater", 1, 0, NUM, 0, run_binary, "rr"},

@@ -86,6 +86,19 @@ static sg_status run_constant_of_shape(struct sg_kctx *k)
         }
         dt = v->dtype;
     }
+    /* The types each version adds: bfloat16 and float8 (20), 4-bit
+     * integers (21), float4e2m1 (23). */
+    int need = 9;
+    if (dt == SG_DTYPE_BFLOAT16 || (SG_KT_F8 & SG_KT(dt)))
+        need = 20;
+    else if (SG_KT_INT4 & SG_KT(dt))
+        need = 21;
+    else if (dt == SG_DTYPE_FLOAT4E2M1)
+        need = 23;
+    if (k->opset < need) {
+        sg_rt_value_unref(v);
+        return sg_kfail(k, SG_ETYPE, "a value of type %s needs opset %d", sg_dtype_name(dt), need);
+    }
     sg_rt_value *Y;
     st = sg_kout(k, 0, dt, shape, (uint32_t)n, &Y);
     if (!st && v) {
@@ -326,6 +339,9 @@ static sg_status run_bernoulli(struct sg_kctx *k)
 static const struct sg_kernel kernels[] = {
     {"", "Constant", 1, -1, SG_KT_ANY, 0, run_constant, ""},
     {"", "ConstantOfShape", 9, 0, SG_KT(SG_DTYPE_INT64), 0, run_constant_of_shape, "r"},
+    {"", "ConstantOfShape", 20, 0, SG_KT(SG_DTYPE_INT64), 0, run_constant_of_shape, "r"},
+    {"", "ConstantOfShape", 21, 0, SG_KT(SG_DTYPE_INT64), 0, run_constant_of_shape, "r"},
+    {"", "ConstantOfShape", 23, 0, SG_KT(SG_DTYPE_INT64), 0, run_constant_of_shape, "r"},
     {"", "Range", 11, 0, SG_KT_FLOATS | SG_KT_SINTS, 0, run_range, "rrr"},
     {"", "EyeLike", 9, 0, SG_KT_ANY, 0, run_eyelike, "r"},
     {"", "OneHot", 9, 0, SG_KT_NUMERIC, 0, run_onehot, "rrr"},

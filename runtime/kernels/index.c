@@ -174,6 +174,10 @@ static sg_status reduction(struct sg_kctx *k, enum red *out)
         *out = RED_MIN;
     else
         return sg_kfail(k, SG_EINVAL, "unknown reduction '%s'", r);
+    /* add and mul came with opset 16, max and min with 18 */
+    int need = *out == RED_NONE ? 0 : *out == RED_ADD || *out == RED_MUL ? 16 : 18;
+    if (k->opset < need)
+        return sg_kfail(k, SG_EINVAL, "reduction '%s' needs opset %d", r, need);
     return SG_OK;
 }
 
@@ -608,7 +612,11 @@ static const struct sg_kernel kernels[] = {
     {"", "GatherND", 11, 0, ANY, 0, run_gather_nd, "rr"},
     {"", "Scatter", 9, 0, ANY, 0, run_scatter_elements, "rrr"},
     {"", "ScatterElements", 11, 0, ANY, 0, run_scatter_elements, "rrr"},
+    {"", "ScatterElements", 16, 0, ANY, 0, run_scatter_elements, "rrr"}, /* add, mul */
+    {"", "ScatterElements", 18, 0, ANY, 0, run_scatter_elements, "rrr"}, /* max, min */
     {"", "ScatterND", 11, 0, ANY, 0, run_scatter_nd, "rrr"},
+    {"", "ScatterND", 16, 0, ANY, 0, run_scatter_nd, "rrr"},
+    {"", "ScatterND", 18, 0, ANY, 0, run_scatter_nd, "rrr"},
     {"", "Compress", 9, 0, ANY, 0, run_compress, "rr"},
     {"", "NonZero", 9, 0, SG_KT_NUMERIC | SG_KT_BOOL, 0, run_nonzero, "r"},
     {"", "TopK", 1, 0, SG_KT_NUMERIC, 0, run_topk, "r"},

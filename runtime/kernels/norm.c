@@ -1,7 +1,8 @@
 /*
  * norm.c - normalisations: BatchNormalization (inference, and training
  * mode with its statistics outputs), InstanceNormalization,
- * LayerNormalization, LRN, MeanVarianceNormalization, LpNormalization.
+ * LayerNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
+ * LpNormalization.
  *
  * Statistics (means, variances, norms) accumulate in float64 whatever the
  * tensor type; the elementwise pass runs in the tensor's type for float32
@@ -236,6 +237,60 @@ static sg_status run_instance_norm(struct sg_kctx *k)
         channel_stats(&io, 1, N * C, inner, p, &m, &v);
         a2[p] = s[p % C] / sqrt(v + eps);
         b2[p] = b[p % C] - m * a2[p];
+    }
+    affine(&io, a2, b2, N * C, N * C, inner);
+    finish_out(Y, &io);
+    return SG_OK;
+}
+
+/* ------------------------------------------------- GroupNormalization */
+
+/*
+ * X [N, C, D...] in num_groups groups of C / num_groups channels: each
+ * (n, group) is normalised by its own mean and population variance, then
+ * scaled and shifted. Opset 18 (the deprecated function) has one scale and
+ * bias per group, opset 21 one per channel. stash_type (21) names the
+ * precision of the statistics: they are float64 here whatever it says.
+ */
+static sg_status run_group_norm(struct sg_kctx *k)
+{
+    const sg_rt_value *X = sg_kin(k, 0), *S = sg_kin(k, 1), *B = sg_kin(k, 2);
+    if (X->rank < 2)
+        return sg_kfail(k, SG_ESHAPE, "input X %s must have rank >= 2 (batch, channels, ...)",
+                        sg_kshape(k, X));
+    int64_t G = sg_kattr_int(k, "num_groups", 0);
+    int64_t N = X->dims[0], C = X->dims[1], inner = (N * C > 0 ? X->numel / (N * C) : 0);
+    if (G <= 0 || C % G)
+        return sg_kfail(k, SG_EINVAL, "num_groups %lld does not divide the %lld channels of %s",
+                        (long long)G, (long long)C, sg_kshape(k, X));
+    int64_t P = k->opset >= 21 ? C : G; /* parameters per ... */
+    if (S->numel != P || B->numel != P || S->rank != 1 || B->rank != 1)
+        return sg_kfail(k, SG_ESHAPE, "scale %s and bias %s must be [%lld] (one per %s) for %s",
+                        sg_kshape(k, S), sg_kshape(k, B), (long long)P,
+                        k->opset >= 21 ? "channel" : "group", sg_kshape(k, X));
+    double eps = sg_kattr_float(k, "epsilon", 1e-5f);
+    sg_rt_value *Y;
+    struct io io;
+    sg_status st = sg_kout(k, 0, X->dtype, X->dims, X->rank, &Y);
+    if (st || (st = open_io(k, X, Y, &io)))
+        return st;
+    double *s = doubles(k, S), *b = doubles(k, B);
+    double *a2 = sg_kscratch(k, (size_t)(N * C + 1) * sizeof *a2),
+           *b2 = sg_kscratch(k, (size_t)(N * C + 1) * sizeof *b2);
+    if (!s || !b || !a2 || !b2)
+        return sg_kfail(k, SG_ENOMEM, "out of memory");
+    int64_t cpg = C / G;
+    /* The channels of a group are contiguous: one plane per (n, group). */
+    for (int64_t p = 0; p < N * G; p++) {
+        double m, v;
+        channel_stats(&io, 1, N * G, cpg * inner, p, &m, &v);
+        double inv = 1 / sqrt(v + eps);
+        for (int64_t j = 0; j < cpg; j++) {
+            int64_t c = (p % G) * cpg + j, q = (p / G) * C + c;
+            double sc = s[P == C ? c : c / cpg], bi = b[P == C ? c : c / cpg];
+            a2[q] = sc * inv;
+            b2[q] = bi - m * a2[q];
+        }
     }
     affine(&io, a2, b2, N * C, N * C, inner);
     finish_out(Y, &io);
@@ -543,6 +598,8 @@ static const struct sg_kernel kernels[] = {
     {"", "InstanceNormalization", 1, 0, FL, 0, run_instance_norm, "rrr"},
     {"", "InstanceNormalization", 6, 0, FL, 0, run_instance_norm, "rrr"},
     {"", "LayerNormalization", 17, 0, FL, 0, run_layer_norm, "rro"},
+    {"", "GroupNormalization", 18, 0, FL, 0, run_group_norm, "rrr"},
+    {"", "GroupNormalization", 21, 0, FL, 0, run_group_norm, "rrr"},
     {"", "LRN", 1, 0, FL, 0, run_lrn, "r"},
     {"", "LRN", 13, 0, FL, 0, run_lrn, "r"},
     {"", "MeanVarianceNormalization", 9, 0, FL, 0, run_mvn, "r"},

@@ -758,6 +758,7 @@ static const struct sg_kernel kernels[] = {
     {"", "LpPool", 1, 0, FL, 0, run_pool, "r"},
     {"", "LpPool", 2, 0, FL, 0, run_pool, "r"},
     {"", "LpPool", 11, 0, FL, 0, run_pool, "r"},
+    {"", "LpPool", 18, 0, FL, 0, run_pool, "r"}, /* ceil_mode, dilations */
     {"", "GlobalAveragePool", 1, 0, FL, 0, run_global_pool, "r"},
     {"", "GlobalMaxPool", 1, 0, FL, 0, run_global_pool, "r"},
     {"", "GlobalLpPool", 1, 0, FL, 0, run_global_pool, "r"},

@@ -1,8 +1,9 @@
 /*
  * reduce.c - reductions: ReduceSum ReduceMean ReduceMax ReduceMin
  * ReduceProd ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp
- * ReduceSumSquare (axes as attribute or input, keepdims,
- * noop_with_empty_axes), ArgMax, ArgMin and CumSum.
+ * ReduceSumSquare (axes as attribute, or as input since opset 18 (13 for
+ * ReduceSum), keepdims, noop_with_empty_axes; bool ReduceMax/ReduceMin
+ * since 20), ArgMax, ArgMin and CumSum.
  *
  * The reduced axes are moved last (one strided copy when they are not
  * already), then each row is reduced. Floats accumulate in double, integers
@@ -176,11 +177,17 @@ static sg_status run_reduce(struct sg_kctx *k)
             return st;
     }
     bool keep = sg_kattr_int(k, "keepdims", 1) != 0;
-    if (na <= 0 && sg_kattr_int(k, "noop_with_empty_axes", 0))
+    /* noop_with_empty_axes: a reduction over the empty set of axes (the
+     * reference's axis=()), so each element is reduced alone: the ops with
+     * an elementwise part still apply it (ReduceLogSum gives log(x),
+     * ReduceSumSquare x*x, ReduceL1 |x|), the others return x. */
+    bool noop = na <= 0 && sg_kattr_int(k, "noop_with_empty_axes", 0);
+    if (noop && (op == R_SUM || op == R_MEAN || op == R_MAX || op == R_MIN || op == R_PROD ||
+                 op == R_LOGSUMEXP))
         return sg_kout_alias(k, 0, X, X->dims, X->rank);
     bool red[SG_MAX_RANK] = {false};
     for (uint32_t d = 0; d < X->rank; d++)
-        red[d] = na <= 0;
+        red[d] = na <= 0 && !noop;
     for (int64_t i = 0; i < na; i++) {
         uint32_t a;
         if ((st = sg_kaxis(k, axes[i], X->rank, &a)))
@@ -343,14 +350,25 @@ static const struct sg_kernel kernels[] = {
     {"", "ReduceSum", 1, 0, NUM, 0, run_reduce, "r"},
     {"", "ReduceSum", 13, 0, NUM, 0, run_reduce, "ro"},
     {"", "ReduceMean", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceMean", 18, 0, NUM, 0, run_reduce, "ro"},
     {"", "ReduceMax", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceMax", 18, 0, NUM, 0, run_reduce, "ro"},
+    {"", "ReduceMax", 20, 0, NUM | SG_KT_BOOL, 0, run_reduce, "ro"},
     {"", "ReduceMin", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceMin", 18, 0, NUM, 0, run_reduce, "ro"},
+    {"", "ReduceMin", 20, 0, NUM | SG_KT_BOOL, 0, run_reduce, "ro"},
     {"", "ReduceProd", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceProd", 18, 0, NUM, 0, run_reduce, "ro"},
     {"", "ReduceL1", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceL1", 18, 0, NUM, 0, run_reduce, "ro"},
     {"", "ReduceL2", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceL2", 18, 0, NUM, 0, run_reduce, "ro"},
     {"", "ReduceLogSum", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceLogSum", 18, 0, NUM, 0, run_reduce, "ro"},
     {"", "ReduceLogSumExp", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceLogSumExp", 18, 0, NUM, 0, run_reduce, "ro"},
     {"", "ReduceSumSquare", 1, 0, NUM, 0, run_reduce, "r"},
+    {"", "ReduceSumSquare", 18, 0, NUM, 0, run_reduce, "ro"},
     {"", "ArgMax", 1, 0, NUM, 0, run_arg, "r"},
     {"", "ArgMin", 1, 0, NUM, 0, run_arg, "r"},
     {"", "CumSum", 11, 0, NUM, 0, run_cumsum, "rr"},

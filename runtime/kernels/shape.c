@@ -2,7 +2,7 @@
  * shape.c - ops that move elements without computing on them: Identity,
  * Reshape, Flatten, Squeeze, Unsqueeze (views sharing the input's
  * storage), Shape, Size, Transpose, Concat, Split, Slice, Expand, Tile,
- * Pad, Trilu, DepthToSpace, SpaceToDepth.
+ * Pad, CenterCropPad, Trilu, DepthToSpace, SpaceToDepth.
  *
  * They work on every dtype, strings included, by element size.
  */
@@ -286,6 +286,17 @@ static sg_status run_split(struct sg_kctx *k)
     if ((st = ints_from(k, "split", 1, 13, &split, &n)))
         return st;
     uint32_t nout = k->n_out;
+    /* num_outputs (18): the count of equal parts, which must be the node's
+     * output count; it excludes the split input. */
+    const sg_attr *num = k->opset >= 18 ? sg_kattr(k, "num_outputs") : NULL;
+    if (num) {
+        int64_t want = sg_kattr_int(k, "num_outputs", 0);
+        if (n >= 0)
+            return sg_kfail(k, SG_EINVAL, "both the split input and num_outputs are given");
+        if (want != (int64_t)nout)
+            return sg_kfail(k, SG_EINVAL, "num_outputs is %lld but the node has %u outputs",
+                            (long long)want, nout);
+    }
     int64_t *sizes = sg_kscratch(k, (nout + 1) * sizeof *sizes);
     if (!sizes)
         return sg_kfail(k, SG_ENOMEM, "out of memory");
@@ -470,6 +481,90 @@ static sg_status run_tile(struct sg_kctx *k)
 
 enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
 
+/*
+ * CenterCropPad (18): each listed axis (all by default, else the `axes`
+ * attribute) becomes its `shape` entry, cropped or zero-padded about the
+ * centre; an odd difference leaves the extra element at the end (the
+ * reference's slices start at difference / 2, rounded down).
+ */
+static sg_status run_center_crop_pad(struct sg_kctx *k)
+{
+    const sg_rt_value *X = sg_kin(k, 0);
+    const int64_t *shape, *axes = NULL;
+    int64_t ns, na;
+    sg_status st = sg_kin_ints(k, 1, &shape, &ns);
+    if (st)
+        return st;
+    na = sg_kattr_ints(k, "axes", &axes);
+    if (na <= 0)
+        na = -1;
+    uint32_t nax = na < 0 ? X->rank : (uint32_t)na;
+    if (ns != (int64_t)nax)
+        return sg_kfail(k, SG_ESHAPE, "shape %s has %lld entries for %u axes of %s",
+                        sg_kdims(k, shape, (uint32_t)(ns < 0 ? 0 : ns)), (long long)ns, nax,
+                        sg_kshape(k, X));
+    int64_t dims[SG_MAX_RANK], in0[SG_MAX_RANK], out0[SG_MAX_RANK], len[SG_MAX_RANK];
+    bool seen[SG_MAX_RANK] = {false};
+    for (uint32_t d = 0; d < X->rank; d++) {
+        dims[d] = len[d] = X->dims[d];
+        in0[d] = out0[d] = 0;
+    }
+    for (uint32_t i = 0; i < nax; i++) {
+        uint32_t a = i;
+        if (na >= 0 && (st = sg_kaxis(k, axes[i], X->rank, &a)))
+            return st;
+        if (seen[a])
+            return sg_kfail(k, SG_EINVAL, "axis %u is listed twice", a);
+        seen[a] = true;
+        if (shape[i] < 0)
+            return sg_kfail(k, SG_ERANGE, "shape entry %lld is negative", (long long)shape[i]);
+        int64_t dim = X->dims[a], sh = shape[i];
+        dims[a] = sh;
+        len[a] = sh < dim ? sh : dim;
+        if (sh < dim)
+            in0[a] = (dim - sh) / 2;
+        else
+            out0[a] = (sh - dim) / 2;
+    }
+    sg_rt_value *Y;
+    if ((st = sg_kout(k, 0, X->dtype, dims, X->rank, &Y)))
+        return st;
+    if (!Y->numel || X->rank == 0) {
+        if (X->rank == 0)
+            memcpy(Y->data, X->data, esize(X));
+        return SG_OK;
+    }
+    for (uint32_t d = 0; d < X->rank; d++)
+        if (!len[d])
+            return SG_OK;
+    /* Copy the kept block row by row (the last axis is contiguous). */
+    int64_t xs[SG_MAX_RANK], ys[SG_MAX_RANK], idx[SG_MAX_RANK] = {0};
+    sg_rt_strides(X->dims, X->rank, xs);
+    sg_rt_strides(dims, X->rank, ys);
+    size_t es = esize(X);
+    uint32_t last = X->rank - 1;
+    for (;;) {
+        int64_t xo = 0, yo = 0;
+        for (uint32_t d = 0; d < X->rank; d++) {
+            xo += (in0[d] + (d == last ? 0 : idx[d])) * xs[d];
+            yo += (out0[d] + (d == last ? 0 : idx[d])) * ys[d];
+        }
+        memcpy((char *)Y->data + (size_t)yo * es, (const char *)X->data + (size_t)xo * es,
+               (size_t)len[last] * es);
+        uint32_t d = last;
+        while (d > 0) {
+            d--;
+            if (++idx[d] < len[d])
+                break;
+            idx[d] = 0;
+            if (d == 0)
+                return SG_OK;
+        }
+        if (last == 0)
+            return SG_OK;
+    }
+}
+
 static sg_status run_pad(struct sg_kctx *k)
 {
     const sg_rt_value *X = sg_kin(k, 0);
@@ -481,10 +576,11 @@ static sg_status run_pad(struct sg_kctx *k)
         mode = PAD_REFLECT;
     else if (strcmp(mode_s, "edge") == 0)
         mode = PAD_EDGE;
-    else if (strcmp(mode_s, "wrap") == 0)
+    else if (strcmp(mode_s, "wrap") == 0 && k->opset >= 19)
         mode = PAD_WRAP;
     else
-        return sg_kfail(k, SG_EINVAL, "unknown mode '%s'", mode_s);
+        return sg_kfail(k, SG_EINVAL, "unknown mode '%s'%s", mode_s,
+                        strcmp(mode_s, "wrap") == 0 ? " (wrap is from opset 19)" : "");
     const int64_t *pads, *axes = NULL;
     int64_t np, na = -1;
     sg_status st;
@@ -692,16 +788,20 @@ static const struct sg_kernel kernels[] = {
     {"", "Split", 1, 0, ANY, 0, run_split, "ro"},
     {"", "Split", 2, 0, ANY, 0, run_split, "r"},
     {"", "Split", 13, 0, ANY, 0, run_split, "ro"},
+    {"", "Split", 18, 0, ANY, 0, run_split, "ro"}, /* num_outputs */
     {"", "Slice", 1, 0, ANY, 0, run_slice, "r"},
     {"", "Slice", 10, 0, ANY, 0, run_slice, "rrroo"},
     {"", "Expand", 8, 0, ANY, 0, run_expand, "rr"},
     {"", "Tile", 6, 0, ANY, 0, run_tile, "rr"},
     {"", "Pad", 1, 0, SG_KT_NUMERIC | SG_KT_BOOL, 0, run_pad, "r"},
     {"", "Pad", 11, 0, SG_KT_NUMERIC | SG_KT_BOOL, 0, run_pad, "rro"},
+    {"", "Pad", 18, 0, SG_KT_NUMERIC | SG_KT_BOOL, 0, run_pad, "rroo"}, /* axes */
+    {"", "Pad", 19, 0, SG_KT_NUMERIC | SG_KT_BOOL, 0, run_pad, "rroo"}, /* wrap */
     /* The narrow types, held one element a byte (sg_runtime.h). */
     {"", "Pad", 21, 0, SG_KT_NUMERIC | SG_KT_BOOL | SG_KT_F8 | SG_KT_INT4, 0, run_pad, "rroo"},
     {"", "Pad", 23, 0, SG_KT_NUMERIC | SG_KT_BOOL | SG_KT_F8 | SG_KT_INT4 | SG_KT_F4, 0, run_pad,
      "rroo"},
+    {"", "CenterCropPad", 18, 0, SG_KT_ALL, 0, run_center_crop_pad, "rr"},
     {"", "Trilu", 14, 0, ANY, 0, run_trilu, "ro"},
     {"", "DepthToSpace", 1, 0, ANY, 0, run_depth_space, "r"},
     {"", "SpaceToDepth", 1, 0, ANY, 0, run_depth_space, "r"},

@@ -2,8 +2,8 @@
  * unary.c - elementwise ops of one input: math (Abs Neg Exp Log Sqrt
  * Reciprocal, trigonometric and hyperbolic functions, Erf, Floor Ceil Round
  * Sign), activations (Relu Sigmoid Tanh Elu Selu LeakyRelu HardSigmoid
- * HardSwish Softplus Softsign ThresholdedRelu Celu Shrink), Clip, Not,
- * IsNaN and IsInf (Dropout is in space.c).
+ * HardSwish Softplus Softsign ThresholdedRelu Celu Shrink Mish Gelu), Clip,
+ * Not, BitwiseNot, IsNaN and IsInf (Dropout is in space.c).
  *
  * float32 and float64 are computed in their own precision (type-generic
  * math); float16 and bfloat16 through float32. Integer inputs, where the
@@ -112,6 +112,15 @@ UNARY(HardSwish, x *fmax(ZERO, fmin(ONE, x / (T)6 + (T)0.5)))
 UNARY(ThresholdedRelu, x > alpha ? x : ZERO)
 UNARY(Celu, fmax(ZERO, x) + fmin(ZERO, alpha *expm1(x / alpha)))
 UNARY(Shrink, x < -gamma ? x + beta : (x > gamma ? x - beta : ZERO))
+/* Mish (18): x tanh(softplus(x)); Gelu (20): x/2 (1 + erf(x / sqrt 2)),
+ * approximate="tanh": x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+UNARY(Mish, x *tanh(x > ZERO ? x + log1p(exp(-x)) : log1p(exp(x))))
+UNARY2(Gelu, 0.5f * x * (1.0f + sg_erff(x * 0.70710678118654752f)),
+       0.5 * x * (1.0 + erf(x * 0.70710678118654752440)))
+/* (float32 through float64: 1 + tanh(u) cancels for large negative x) */
+#define GELU_TANH(x)                                                                               \
+    (0.5 * (x) * (1.0 + tanh(0.79788456080286535588 * ((x) + 0.044715 * (x) * (x) * (x)))))
+UNARY2(GeluTanh, (float)GELU_TANH((double)x), GELU_TANH(x))
 
 /* Integer forms, through int64 (wrapping where C would overflow). */
 static int64_t iabs(int64_t x, const struct uparam *p)
@@ -187,6 +196,9 @@ static const struct unary_op uops[] = {
     {U(ThresholdedRelu), 0, "alpha", 0, 0, 1.0, 0, 0},
     {U(Celu), 0, "alpha", 0, 0, 1.0, 0, 0},
     {U(Shrink), ishrink, 0, "bias", "lambd", 0, 0.0, 0.5},
+    {U(Mish), 0, 0, 0, 0, 0, 0, 0},
+    {U(Gelu), 0, 0, 0, 0, 0, 0, 0},
+    {U(GeluTanh), 0, 0, 0, 0, 0, 0, 0},
 };
 
 static const struct unary_op *find_uop(const char *name)
@@ -203,6 +215,13 @@ static sg_status run_unary(struct sg_kctx *k)
     const sg_rt_value *X = sg_kin(k, 0);
     if (!op || !X)
         return sg_kfail(k, SG_EINVAL, "not a unary op of this family");
+    if (strcmp(op->name, "Gelu") == 0) {
+        const char *a = sg_kattr_string(k, "approximate", "none");
+        if (strcmp(a, "tanh") == 0)
+            op = find_uop("GeluTanh");
+        else if (strcmp(a, "none") != 0)
+            return sg_kfail(k, SG_EINVAL, "approximate must be 'none' or 'tanh', not '%s'", a);
+    }
     struct uparam p = {0, 0, 0};
     p.alpha = op->a ? sg_kattr_float(k, op->a, (float)op->da) : op->da;
     p.beta = op->b ? sg_kattr_float(k, op->b, (float)op->db) : op->db;
@@ -252,6 +271,22 @@ static sg_status run_not(struct sg_kctx *k)
     uint8_t *y = Y->data;
     for (int64_t i = 0; i < X->numel; i++)
         y[i] = !x[i];
+    return SG_OK;
+}
+
+/* BitwiseNot (18): every bit of an integer flipped. */
+static sg_status run_bitwise_not(struct sg_kctx *k)
+{
+    const sg_rt_value *X = sg_kin(k, 0);
+    sg_rt_value *Y;
+    sg_status st = sg_kout(k, 0, X->dtype, X->dims, X->rank, &Y);
+    if (st)
+        return st;
+    size_t es = sg_rt_elem_size(X->dtype);
+    const uint8_t *x = X->data;
+    uint8_t *y = Y->data;
+    for (size_t i = 0; i < (size_t)X->numel * es; i++)
+        y[i] = (uint8_t)~x[i];
     return SG_OK;
 }
 
@@ -377,6 +412,12 @@ static const struct sg_kernel kernels[] = {
     {"", "Not", 1, 0, SG_KT_BOOL, 0, run_not, "r"},
     {"", "IsNaN", 9, 0, FL, 0, run_isnan_isinf, "r"},
     {"", "IsInf", 10, 0, FL, 0, run_isnan_isinf, "r"},
+    /* 20: the float8 types too (bfloat16 and float16 already here). */
+    {"", "IsNaN", 20, 0, FL | SG_KT_F8, 0, run_isnan_isinf, "r"},
+    {"", "IsInf", 20, 0, FL | SG_KT_F8, 0, run_isnan_isinf, "r"},
+    {"", "Mish", 18, 0, FL, 0, run_unary, "r"},
+    {"", "Gelu", 20, 0, FL, 0, run_unary, "r"},
+    {"", "BitwiseNot", 18, 0, SG_KT_INTS, 0, run_bitwise_not, "r"},
     {"", "Clip", 1, 0, NUM, 0, run_clip, "r"},
     {"", "Clip", 11, 0, NUM, 0, run_clip, "roo"},
 };

@@ -211,7 +211,7 @@ def make(outdir, ort_dir=None, no_ort=None, only=None, log=print):
             shutil.rmtree(p, ignore_errors=True)
     if jobs:
         jf = os.path.join(outdir, ".ort_jobs.json")
-        write_file(jf, json.dumps({"ort": ort_dir, "jobs": [j[4] for j in jobs]}))
+        write_file(jf, json.dumps({"ort": os.path.abspath(ort_dir), "jobs": [j[4] for j in jobs]}))
         p = subprocess.run(["node", os.path.join(HERE, "ort_batch.js"), jf],
                            capture_output=True, text=True, timeout=3600)
         if p.returncode:

@@ -108,10 +108,34 @@ def precision(d):
     put(d, "opmode_old", b"\x03Exp=high_performance\n")
 
 
+def npz(d):
+    """Archives laid out as np.savez and np.savez_compressed write them
+    (ZIP64 local headers, members <key>.npy; a fixed date so that the seeds
+    are the same every time), one with a tensor name holding '/', and one
+    with a member that is not .npy."""
+    import zipfile
+    arrays = {"/conv/Conv_output_0": np.arange(6, dtype=np.float32).reshape(2, 3),
+              "Split__7:0": np.array([1.5, -2], np.float16), "i": np.arange(3)}
+    for name, method in (("savez", zipfile.ZIP_STORED), ("savez_compressed", zipfile.ZIP_DEFLATED)):
+        f = io.BytesIO()
+        with zipfile.ZipFile(f, "w", method) as z:
+            for key, a in arrays.items():
+                info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = method
+                with z.open(info, "w", force_zip64=True) as m:
+                    m.write(npy(a))
+        put(d, name, f.getvalue())
+    f = io.BytesIO()
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
+        z.writestr(zipfile.ZipInfo("notes.txt", date_time=(1980, 1, 1, 0, 0, 0)), b"not a tensor")
+        z.writestr(zipfile.ZipInfo("a/b.npy", date_time=(1980, 1, 1, 0, 0, 0)), npy(np.ones((2, 2))))
+    put(d, "plain_zip", f.getvalue())
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "seeds")
     for name, fn in [("tensorfile", tensorfile), ("json", json_seeds), ("pipeline", pipeline),
-                     ("precision", precision)]:
+                     ("precision", precision), ("npz", npz)]:
         d = os.path.join(root, name)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
