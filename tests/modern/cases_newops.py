@@ -25,7 +25,7 @@ def model(name, nodes, inputs, outputs, opset, inits=()):
     g = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
                           producer_name="cases_newops")
-    m.ir_version = 9 if opset < 21 else 10
+    m.ir_version = 9 if opset < 21 else 10 if opset < 24 else 11
     return m
 
 
@@ -532,6 +532,64 @@ def split_formula(x, attrs):
                  dtype=object).reshape(x.shape + (most,))
     return {"Y": y, "Z": np.array([len(p) for p in parts], np.int64).reshape(x.shape)}
 
+# ------------------------------------------------------------ opset 24
+
+
+def scatter_formula(past, upd, wi, axis, circular):
+    out = past.copy()
+    maxs = past.shape[axis]
+    for pre in np.ndindex(*past.shape[:axis]):
+        for s in range(upd.shape[axis]):
+            at = (0 if wi is None else wi[pre[0]]) + s
+            at = at % maxs if circular else at
+            out[pre + (at,)] = upd[pre + (s,)]
+    return out
+
+
+def opset24_cases():
+    r = rng(7)
+    x = r.uniform(-4, 4, (3, 5)).astype(np.float32)
+    for alpha in (1.0, 0.5):
+        m = one_op("sw", "Swish", [("X", F, x.shape)], [("Y", F, x.shape)], 24, {"alpha": alpha})
+        yield "swish_alpha%g" % alpha, m, {"X": x}, None
+        yield ("swish_alpha%g_formula" % alpha, m, {"X": x},
+               {"Y": (x / (1 + np.exp(-alpha * x.astype(np.float64)))).astype(np.float32)})
+    past = r.uniform(-1, 1, (2, 3, 6, 4)).astype(np.float32)
+    upd = r.uniform(-1, 1, (2, 3, 2, 4)).astype(np.float32)
+    for mode, wi in (("linear", None), ("linear", np.array([1, 4], np.int64)),
+                     ("circular", np.array([5, 2], np.int64))):
+        ins = [("past", F, past.shape), ("upd", F, upd.shape)]
+        feeds = {"past": past, "upd": upd}
+        if wi is not None:
+            ins.append(("wi", TensorProto.INT64, [2]))
+            feeds["wi"] = wi
+        m = one_op("ts", "TensorScatter", ins, [("Y", F, past.shape)], 24, {"mode": mode})
+        name = "tensorscatter_%s%s" % (mode, "" if wi is None else "_indices")
+        yield name, m, feeds, None
+        yield (name + "_formula", m, feeds,
+               {"Y": scatter_formula(past, upd, wi, 2, mode == "circular")})
+    # TopK at 24 (bfloat16 added; the rest as at 11)
+    t = r.uniform(-1, 1, (3, 6)).astype(np.float32)
+    kk = helper.make_tensor("k", TensorProto.INT64, [1], [3])
+    for largest in (0, 1):
+        m = one_op("tk", "TopK", [("X", F, t.shape), ("k", TensorProto.INT64, [1])],
+                   [("V", F, [3, 3]), ("I", TensorProto.INT64, [3, 3])], 24,
+                   {"largest": largest, "axis": -1}, [kk])
+        yield "topk_op24_largest%d" % largest, m, {"X": t}, None
+    # Attention 24: nonpad_kv_seqlen masks the padded tail of each batch
+    q, k, v = (r.uniform(-1, 1, s).astype(np.float32) for s in
+               ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4)))
+    lens = np.array([3, 5], np.int64)
+    m = one_op("att", "Attention", [("Q", F, q.shape), ("K", F, k.shape), ("V", F, v.shape),
+                                     ("", F, None), ("", F, None), ("", F, None),
+                                     ("lens", TensorProto.INT64, [2])],
+               [("Y", F, [2, 2, 3, 4])], 24)
+    mask = np.arange(5)[None, None, None, :] < lens[:, None, None, None]
+    yield "attention_op24_nonpad", m, {"Q": q, "K": k, "V": v, "lens": lens}, None
+    yield ("attention_op24_nonpad_formula", m, {"Q": q, "K": k, "V": v, "lens": lens},
+           {"Y": att_formula(q, k, v, mask=mask)})
+
+
 def cases():
     yield from grid_sample_cases()
     yield from affine_grid_cases()
@@ -540,3 +598,4 @@ def cases():
     yield from rms_cases()
     yield from deform_cases()
     yield from string_cases()
+    yield from opset24_cases()
