@@ -162,17 +162,18 @@ def main():
             if ok:
                 print("ok   %s: %s" % (what, msg.strip().splitlines()[-1][:160]))
         # --check lists every node without a kernel, all at once
-        nodes = [helper.make_node("Swish", ["x"], ["a"], name="swish_1"),
+        nodes = [helper.make_node("CumProd", ["x", "ax"], ["a"], name="cumprod_1"),
                  helper.make_node("Relu", ["a"], ["b"], name="relu_1"),
-                 helper.make_node("Swish", ["b"], ["y"], name="swish_2")]
-        m = model(nodes, [vi("x", F, [2])], [vi("y", F, [2])], 24)
+                 helper.make_node("CumProd", ["b", "ax"], ["y"], name="cumprod_2")]
+        m = model(nodes, [vi("x", F, [2])], [vi("y", F, [2])], 26,
+                  [init("ax", np.array(0, np.int64))])
         path = os.path.join(tmp, "check.onnx")
         onnx.save(m, path)
         rc, msg = run(surgeon, "run", path, "--check")
         n += 1
-        for node in ("swish_1", "swish_2"):
-            check(rc == 1 and node in msg and "Swish" in msg and "24" in msg,
-                  "run --check: exit %d, %s (Swish, opset 24) not listed: %s" %
+        for node in ("cumprod_1", "cumprod_2"):
+            check(rc == 1 and node in msg and "CumProd" in msg and "opset 26" in msg,
+                  "run --check: exit %d, %s (CumProd, opset 26) not listed: %s" %
                   (rc, node, msg.strip()[-400:]))
         check("relu_1" not in msg, "run --check lists relu_1, which has a kernel: %s" % msg)
         if rc == 1:
