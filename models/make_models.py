@@ -695,6 +695,28 @@ def matmul_acc():
                                         _vi("b", TensorProto.FLOAT, ["K", "N"])],
                   [_vi("y", TensorProto.FLOAT, ["M", "N"])])
 
+def fold_new_dtypes():
+    """Constants of the opset-21 element types for fold-constants: an int4
+    weight dequantized (packed two per byte, -8..7), a float32 constant cast
+    to float8e4m3fn and back (rounded to 3 mantissa bits), beside a
+    non-constant input."""
+    w = TensorProto()
+    w.name, w.data_type = "w4", 22  # INT4, unknown to python3-onnx 1.12
+    w.dims.extend([4])
+    nib = [v & 15 for v in (-8, -1, 3, 7)]
+    w.raw_data = bytes([nib[0] | nib[1] << 4, nib[2] | nib[3] << 4])
+    nodes = [
+        helper.make_node("DequantizeLinear", ["w4", "scale"], ["wf"], name="Dq_w"),
+        helper.make_node("Cast", ["c"], ["c8"], name="Cast_f8", to=17),
+        helper.make_node("Cast", ["c8"], ["cf"], name="Cast_back", to=TensorProto.FLOAT),
+        helper.make_node("Add", ["wf", "cf"], ["k"], name="Add_k"),
+        helper.make_node("Mul", ["x", "k"], ["y"], name="Mul_y"),
+    ]
+    inits = [w, _const("scale", np.array(0.5, np.float32)),
+             _const("c", np.array([0.3, 1.1, -2.7, 300.0], np.float32))]
+    return _model(nodes, "fold_new_dtypes", [_vi("x", TensorProto.FLOAT, [4])],
+                  [_vi("y", TensorProto.FLOAT, [4])], inits, opset=21)
+
 
 TEST_MODELS = {
     "exp_opset6.onnx": lambda: exp_chain(6, TensorProto.FLOAT),
@@ -733,6 +755,7 @@ TEST_MODELS = {
     "softmax_pattern_op18.onnx": lambda: softmax_pattern(18),
     "layernorm_pattern_op18.onnx": lambda: layernorm_pattern(18),
     "op18_blocks.onnx": op18_blocks,
+    "fold_new_dtypes.onnx": fold_new_dtypes,
     "mixed_ops.onnx": mixed_ops,
     "matmul_acc.onnx": matmul_acc,
 }
