@@ -99,6 +99,16 @@ def reduce_cases():
         xd = rand((3, 2, 2), D, 0.5, 1.5)
         yield one_op("%s_double_op18" % lo, op, [("x", D, xd), ("axes", I64, None)], D, 18,
                      [i64("axes", [0, 2])])
+    # float16 (computed in float64 here, once rounded), 8-bit integers
+    xh = rand((3, 4, 2), F16, 0.2, 2.0)
+    for op in ("ReduceMean", "ReduceSum", "ReduceL2", "ReduceMax", "ReduceLogSumExp"):
+        yield one_op("%s_float16_op18" % op.lower(), op, [("x", F16, xh), ("axes", I64, None)],
+                     F16, 18, [i64("axes", [1])])
+    for dt in (I8, U8):
+        for op in ("ReduceMax", "ReduceMin"):
+            yield one_op("%s_%s_op18" % (op.lower(), np.dtype(NP[dt]).name), op,
+                         [("x", dt, rand((3, 5), dt)), ("axes", I64, None)], dt, 18,
+                         [i64("axes", [-1])], keepdims=0)
     # bool, opset 20: ONNX Runtime 1.30 has no bool ReduceMax/ReduceMin
     # kernel, so the reference's any/all along the axes is the oracle.
     xb = rng.integers(0, 2, size=(3, 4)).astype(np.bool_)
