@@ -513,9 +513,8 @@ static sg_status run_tensor_scatter(struct sg_kctx *k)
     for (int64_t b = 0; b < B; b++)
         for (int64_t o = 0; o < outer; o++)
             for (int64_t s = 0; s < seq; s++) {
-                int64_t at = (wi ? wi[b] : 0) + s;
-                if (circular)
-                    at %= maxs;
+                /* wi[b] is >= 0, and <= maxs - seq unless circular */
+                int64_t at = circular ? ((wi ? wi[b] % maxs : 0) + s) % maxs : (wi ? wi[b] : 0) + s;
                 int64_t yo = ((b * outer + o) * maxs + at) * inner;
                 int64_t uo = ((b * outer + o) * seq + s) * inner;
                 memcpy(y + (size_t)yo * es, u + (size_t)uo * es, (size_t)inner * es);

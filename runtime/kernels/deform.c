@@ -82,7 +82,7 @@ static sg_status run_deform_conv(struct sg_kctx *k)
     int64_t group = sg_kattr_int(k, "group", 1), og = sg_kattr_int(k, "offset_group", 1);
     int64_t N = X->dims[0], C = X->dims[1], H = X->dims[2], W = X->dims[3];
     int64_t OC = Wt->dims[0], kH = ks[0], kW = ks[1];
-    if (group < 1 || og < 1 || C != Wt->dims[1] * group || OC % group || C % og ||
+    if (group < 1 || og < 1 || kH < 1 || kW < 1 || C != Wt->dims[1] * group || OC % group || C % og ||
         ks[0] != Wt->dims[2] || ks[1] != Wt->dims[3])
         return sg_kfail(k, SG_ESHAPE,
                         "X %s and W %s do not fit group %lld, offset_group %lld and "
@@ -92,10 +92,18 @@ static sg_status run_deform_conv(struct sg_kctx *k)
     for (int i = 0; i < 2; i++)
         if (dil[i] < 1 || str[i] < 1 || pads[i] < 0 || pads[i + 2] < 0)
             return sg_kfail(k, SG_EINVAL, "dilations, strides must be positive, pads >= 0");
-    int64_t oh = (H + pads[0] + pads[2] - ((kH - 1) * dil[0] + 1));
-    int64_t ow = (W + pads[1] + pads[3] - ((kW - 1) * dil[1] + 1));
-    oh = oh < 0 ? 0 : oh / str[0] + 1;
-    ow = ow < 0 ? 0 : ow / str[1] + 1;
+    /* out = (in + pads - ((k - 1) * dilation + 1)) / stride + 1, checked:
+     * the attributes may be anything */
+    int64_t span[2], ext[2], o2[2];
+    const int64_t in2[2] = {H, W}, k2[2] = {kH, kW};
+    for (int i = 0; i < 2; i++) {
+        if (!sg_dim_mul(k2[i] - 1, dil[i], &span[i]) || !sg_dim_add(in2[i], pads[i], &ext[i]) ||
+            !sg_dim_add(ext[i], pads[i + 2], &ext[i]))
+            return sg_kfail(k, SG_ERANGE, "pads, dilations or kernel_shape are too large");
+        o2[i] = ext[i] - span[i] - 1; /* both in [0, 2^63) */
+        o2[i] = o2[i] < 0 ? 0 : o2[i] / str[i] + 1;
+    }
+    int64_t oh = o2[0], ow = o2[1];
     int64_t taps = kH * kW;
     if (O->dims[0] != N || O->dims[1] != og * taps * 2 || O->dims[2] != oh || O->dims[3] != ow)
         return sg_kfail(k, SG_ESHAPE, "offset %s must be [%lld, %lld, %lld, %lld]", sg_kshape(k, O),
