@@ -717,6 +717,24 @@ def fold_new_dtypes():
     return _model(nodes, "fold_new_dtypes", [_vi("x", TensorProto.FLOAT, [4])],
                   [_vi("y", TensorProto.FLOAT, [4])], inits, opset=21)
 
+def casts_new_dtypes():
+    """Cast round trips through the opset-21 types for merge-casts: float8
+    -> float16 -> float8 and int4 -> int8 -> int4 (exact: removed), float32
+    -> float8 -> float32 (lossy: kept)."""
+    nodes = [
+        helper.make_node("Cast", ["x"], ["a"], name="to_f8", to=17),
+        helper.make_node("Cast", ["a"], ["b"], name="f8_to_f16", to=TensorProto.FLOAT16),
+        helper.make_node("Cast", ["b"], ["c"], name="f16_to_f8", to=17),
+        helper.make_node("Cast", ["c"], ["y"], name="f8_to_f32", to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["x4"], ["i8"], name="i4_to_i8", to=TensorProto.INT8),
+        helper.make_node("Cast", ["i8"], ["i4"], name="i8_to_i4", to=22),
+        helper.make_node("Cast", ["i4"], ["y4"], name="i4_to_f32", to=TensorProto.FLOAT),
+    ]
+    x4 = helper.make_tensor_value_info("x4", TensorProto.FLOAT, [4])
+    x4.type.tensor_type.elem_type = 22  # INT4
+    return _model(nodes, "casts_new_dtypes", [_vi("x", TensorProto.FLOAT, [4]), x4],
+                  [_vi("y", TensorProto.FLOAT, [4]), _vi("y4", TensorProto.FLOAT, [4])], opset=21)
+
 
 TEST_MODELS = {
     "exp_opset6.onnx": lambda: exp_chain(6, TensorProto.FLOAT),
@@ -756,6 +774,7 @@ TEST_MODELS = {
     "layernorm_pattern_op18.onnx": lambda: layernorm_pattern(18),
     "op18_blocks.onnx": op18_blocks,
     "fold_new_dtypes.onnx": fold_new_dtypes,
+    "casts_new_dtypes.onnx": casts_new_dtypes,
     "mixed_ops.onnx": mixed_ops,
     "matmul_acc.onnx": matmul_acc,
 }
