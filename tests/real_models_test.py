@@ -33,6 +33,7 @@ select like --models / --checks.
 """
 import argparse
 import concurrent.futures
+import fcntl
 import hashlib
 import json
 import os
@@ -894,7 +895,16 @@ def write_expected(path, results, old, models):
 # --------------------------------------------------------------------- setup
 
 def install_ort(build, offline=None):
-    """(dir holding node_modules/onnxruntime-node, None) or (None, why)."""
+    """(dir holding node_modules/onnxruntime-node, None) or (None, why).
+    Several tests share the folder and ctest runs them in parallel: one
+    installs while the others wait on BUILD/real-models/ort.lock."""
+    os.makedirs(os.path.join(build, "real-models"), exist_ok=True)
+    with open(os.path.join(build, "real-models", "ort.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _install_ort(build, offline)
+
+
+def _install_ort(build, offline):
     d = os.path.join(build, "real-models", "ort")
     pj = os.path.join(d, "node_modules", "onnxruntime-node", "package.json")
 

@@ -396,6 +396,9 @@ static const struct sg_kernel kernels[] = {
     {"", "SequenceMap", 17, -1, SEQ, run_seq_map, "rr*"},
     {"", "Optional", 15, -1, SEQ, run_optional, "o"},
     {"", "OptionalHasElement", 15, -1, SEQ, run_optional_has, "r"},
+    /* 18: a plain tensor or an omitted input (false) too */
+    {"", "OptionalHasElement", 18, -1, SEQ, run_optional_has, "o"},
     {"", "OptionalGetElement", 15, -1, SEQ, run_optional_get, "r"},
+    {"", "OptionalGetElement", 18, -1, SEQ, run_optional_get, "r"},
 };
 SG_KERNEL_FAMILY(sequence, kernels);

@@ -573,6 +573,9 @@ def bumped_cases():
     # Optional*Element on a plain tensor (18)
     for op, out in (("OptionalHasElement", B), ("OptionalGetElement", F)):
         yield one_op("%s_tensor_op18" % op.lower(), op, [("x", F, xs)], out, 18)
+    # and with the input omitted (18): no element
+    n, m, feeds, _ = one_op("optionalhaselement_omitted_op18", "OptionalHasElement", [], B, 18)
+    yield n, m, feeds, {"y0": np.array(False)}
 
 
 def bf16_cases():
