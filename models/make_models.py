@@ -543,12 +543,15 @@ def matmul_bias():
                    _vi("y3", TensorProto.FLOAT, [3, 5])], inits)
 
 
-def softmax_pattern():
+def softmax_pattern(opset=13):
     """A softmax written out (ReduceMax, Sub, Exp, ReduceSum, Div) over the
     last axis, for SoftmaxFusionPass (opset 13: ReduceSum takes its axes as
-    an input, ReduceMax as an attribute)."""
+    an input, ReduceMax as an attribute; opset 18: both as inputs)."""
+    rmax = (helper.make_node("ReduceMax", ["x", "axes"], ["m"], name="ReduceMax_0", keepdims=1)
+            if opset >= 18 else
+            helper.make_node("ReduceMax", ["x"], ["m"], name="ReduceMax_0", axes=[-1], keepdims=1))
     nodes = [
-        helper.make_node("ReduceMax", ["x"], ["m"], name="ReduceMax_0", axes=[-1], keepdims=1),
+        rmax,
         helper.make_node("Sub", ["x", "m"], ["d"], name="Sub_1"),
         helper.make_node("Exp", ["d"], ["e"], name="Exp_2"),
         helper.make_node("ReduceSum", ["e", "axes"], ["s"], name="ReduceSum_3", keepdims=1),
@@ -556,7 +559,7 @@ def softmax_pattern():
     ]
     return _model(nodes, "softmax_pattern", [_vi("x", TensorProto.FLOAT, [2, 3, 10])],
                   [_vi("y", TensorProto.FLOAT, [2, 3, 10])],
-                  [_const("axes", np.array([-1], np.int64))])
+                  [_const("axes", np.array([-1], np.int64))], opset=opset)
 
 
 def conformer_attn():
@@ -604,10 +607,10 @@ def conformer_attn():
                   [_vi("y", TensorProto.FLOAT, [1, 6, 8])], inits)
 
 
-def layernorm_pattern():
+def layernorm_pattern(opset=13):
     """A layer norm as exporters write it (ReduceMean, Sub, Pow, ReduceMean,
     Add, Sqrt, Div, Mul, Add), with the exponent and epsilon as Constant
-    nodes, for LayerNormONNXFusionPass."""
+    nodes, for LayerNormONNXFusionPass (opset 18: the axes as an input)."""
     rng = np.random.default_rng(7)
     f32 = np.float32
     two = helper.make_tensor("two_v", TensorProto.FLOAT, [], [2.0])
@@ -615,9 +618,13 @@ def layernorm_pattern():
     nodes = [
         helper.make_node("Constant", [], ["two"], name="Constant_0", value=two),
         helper.make_node("Constant", [], ["eps"], name="Constant_1", value=eps),
+        helper.make_node("ReduceMean", ["x", "axes"], ["mean"], name="ReduceMean_2")
+        if opset >= 18 else
         helper.make_node("ReduceMean", ["x"], ["mean"], name="ReduceMean_2", axes=[-1]),
         helper.make_node("Sub", ["x", "mean"], ["d"], name="Sub_3"),
         helper.make_node("Pow", ["d", "two"], ["p"], name="Pow_4"),
+        helper.make_node("ReduceMean", ["p", "axes"], ["var"], name="ReduceMean_5")
+        if opset >= 18 else
         helper.make_node("ReduceMean", ["p"], ["var"], name="ReduceMean_5", axes=[-1]),
         helper.make_node("Add", ["var", "eps"], ["ve"], name="Add_6"),
         helper.make_node("Sqrt", ["ve"], ["sd"], name="Sqrt_7"),
@@ -627,8 +634,43 @@ def layernorm_pattern():
     ]
     inits = [_const("gamma", rng.uniform(0.5, 1.5, [16]).astype(f32)),
              _const("beta", rng.normal(0, 0.2, [16]).astype(f32))]
+    if opset >= 18:
+        inits.append(_const("axes", np.array([-1], np.int64)))
     return _model(nodes, "layernorm_pattern", [_vi("x", TensorProto.FLOAT, [2, 4, 16])],
-                  [_vi("y", TensorProto.FLOAT, [2, 4, 16])], inits)
+                  [_vi("y", TensorProto.FLOAT, [2, 4, 16])], inits, opset=opset)
+
+
+def op18_blocks():
+    """Opset-18 forms for the passes, batch 4: Resize with an `axes`
+    attribute whose sizes [4, 8] hold no batch (the 4 is a height),
+    ReduceMean with axes as an input, Split by num_outputs, Pad with axes,
+    a Reshape of the batch, and a constant branch (ReduceMax with an axes
+    input, Split num_outputs) for fold-constants."""
+    f32 = np.float32
+    nodes = [
+        helper.make_node("Resize", ["x", "", "", "hw"], ["r"], name="Resize_hw", mode="nearest",
+                         axes=[2, 3]),
+        helper.make_node("ReduceMean", ["r", "ax23"], ["m"], name="ReduceMean_hw", keepdims=1),
+        helper.make_node("Split", ["x"], ["s1", "s2"], name="Split_w", axis=3, num_outputs=2),
+        helper.make_node("Pad", ["s1", "pads", "", "ax3"], ["p"], name="Pad_w"),
+        helper.make_node("Reshape", ["x", "flat_shape"], ["flat"], name="Reshape_flat"),
+        helper.make_node("ReduceMax", ["c", "ax1"], ["cm"], name="ReduceMax_c", keepdims=0),
+        helper.make_node("Split", ["c"], ["c1", "c2"], name="Split_c", axis=1, num_outputs=2),
+        helper.make_node("Add", ["c1", "c2"], ["c12"], name="Add_c"),
+        helper.make_node("Mul", ["m", "cm"], ["mc"], name="Mul_mc"),
+    ]
+    inits = [_const("hw", np.array([4, 8], np.int64)), _const("ax23", np.array([2, 3], np.int64)),
+             _const("pads", np.array([1, 2], np.int64)), _const("ax3", np.array([3], np.int64)),
+             _const("flat_shape", np.array([4, -1], np.int64)),
+             _const("c", np.arange(8, dtype=f32).reshape(2, 4)),
+             _const("ax1", np.array([1], np.int64))]
+    return _model(nodes, "op18_blocks", [_vi("x", TensorProto.FLOAT, [4, 3, 4, 6])],
+                  [_vi("r", TensorProto.FLOAT, [4, 3, 4, 8]),
+                   _vi("mc", TensorProto.FLOAT, [4, 3, 1, 2]),
+                   _vi("s2", TensorProto.FLOAT, [4, 3, 4, 3]),
+                   _vi("p", TensorProto.FLOAT, [4, 3, 4, 6]),
+                   _vi("flat", TensorProto.FLOAT, [4, 72]),
+                   _vi("c12", TensorProto.FLOAT, [2, 2])], inits, opset=18)
 
 
 def mixed_ops():
@@ -652,6 +694,46 @@ def matmul_acc():
     return _model(nodes, "matmul_acc", [_vi("a", TensorProto.FLOAT, ["M", "K"]),
                                         _vi("b", TensorProto.FLOAT, ["K", "N"])],
                   [_vi("y", TensorProto.FLOAT, ["M", "N"])])
+
+def fold_new_dtypes():
+    """Constants of the opset-21 element types for fold-constants: an int4
+    weight dequantized (packed two per byte, -8..7), a float32 constant cast
+    to float8e4m3fn and back (rounded to 3 mantissa bits), beside a
+    non-constant input."""
+    w = TensorProto()
+    w.name, w.data_type = "w4", 22  # INT4, unknown to python3-onnx 1.12
+    w.dims.extend([4])
+    nib = [v & 15 for v in (-8, -1, 3, 7)]
+    w.raw_data = bytes([nib[0] | nib[1] << 4, nib[2] | nib[3] << 4])
+    nodes = [
+        helper.make_node("DequantizeLinear", ["w4", "scale"], ["wf"], name="Dq_w"),
+        helper.make_node("Cast", ["c"], ["c8"], name="Cast_f8", to=17),
+        helper.make_node("Cast", ["c8"], ["cf"], name="Cast_back", to=TensorProto.FLOAT),
+        helper.make_node("Add", ["wf", "cf"], ["k"], name="Add_k"),
+        helper.make_node("Mul", ["x", "k"], ["y"], name="Mul_y"),
+    ]
+    inits = [w, _const("scale", np.array(0.5, np.float32)),
+             _const("c", np.array([0.3, 1.1, -2.7, 300.0], np.float32))]
+    return _model(nodes, "fold_new_dtypes", [_vi("x", TensorProto.FLOAT, [4])],
+                  [_vi("y", TensorProto.FLOAT, [4])], inits, opset=21)
+
+def casts_new_dtypes():
+    """Cast round trips through the opset-21 types for merge-casts: float8
+    -> float16 -> float8 and int4 -> int8 -> int4 (exact: removed), float32
+    -> float8 -> float32 (lossy: kept)."""
+    nodes = [
+        helper.make_node("Cast", ["x"], ["a"], name="to_f8", to=17),
+        helper.make_node("Cast", ["a"], ["b"], name="f8_to_f16", to=TensorProto.FLOAT16),
+        helper.make_node("Cast", ["b"], ["c"], name="f16_to_f8", to=17),
+        helper.make_node("Cast", ["c"], ["y"], name="f8_to_f32", to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["x4"], ["i8"], name="i4_to_i8", to=TensorProto.INT8),
+        helper.make_node("Cast", ["i8"], ["i4"], name="i8_to_i4", to=22),
+        helper.make_node("Cast", ["i4"], ["y4"], name="i4_to_f32", to=TensorProto.FLOAT),
+    ]
+    x4 = helper.make_tensor_value_info("x4", TensorProto.FLOAT, [4])
+    x4.type.tensor_type.elem_type = 22  # INT4
+    return _model(nodes, "casts_new_dtypes", [_vi("x", TensorProto.FLOAT, [4]), x4],
+                  [_vi("y", TensorProto.FLOAT, [4]), _vi("y4", TensorProto.FLOAT, [4])], opset=21)
 
 
 TEST_MODELS = {
@@ -688,6 +770,11 @@ TEST_MODELS = {
     "softmax_pattern.onnx": softmax_pattern,
     "conformer_attn.onnx": conformer_attn,
     "layernorm_pattern.onnx": layernorm_pattern,
+    "softmax_pattern_op18.onnx": lambda: softmax_pattern(18),
+    "layernorm_pattern_op18.onnx": lambda: layernorm_pattern(18),
+    "op18_blocks.onnx": op18_blocks,
+    "fold_new_dtypes.onnx": fold_new_dtypes,
+    "casts_new_dtypes.onnx": casts_new_dtypes,
     "mixed_ops.onnx": mixed_ops,
     "matmul_acc.onnx": matmul_acc,
 }
@@ -709,7 +796,11 @@ def main():
     for name, make in models.items():
         model = make()
         # These break SSA form or order on purpose (the passes fix them).
-        if name not in ("names.onnx", "unsorted.onnx"):
+        # Opsets newer than python3-onnx knows (Debian's 1.12 stops at 17)
+        # cannot be checked by it.
+        newest = onnx.defs.onnx_opset_version()
+        if name not in ("names.onnx", "unsorted.onnx") and \
+                all(o.version <= newest for o in model.opset_import):
             onnx.checker.check_model(model)
         onnx.save(model, os.path.join(out, name))
 

@@ -4,8 +4,9 @@
  * given element type (default bool -> int32). On Ascend, Expand on bool
  * ran about 1,800 times slower than on int32 (BACKGROUND.md).
  *
- * Keeps intact: results (the round trip through the working type is exact
- * for bool and for widening integer casts), value names (the wrapped
+ * Keeps intact: results when the round trip through the working type is
+ * exact (bool, widening integer and float casts, float8/4-bit types into
+ * float16 and up; any other pair is reported as a warning), value names (the wrapped
  * node's outputs keep their names and readers; the Casts get fresh names),
  * and nodes whose data input has another or an unknown type (reported).
  * A value read by several wrapped nodes gets one shared Cast.
@@ -35,6 +36,7 @@ struct ctx {
     sg_model *m;
     struct sg__strmap names;
     struct sg__ptrset inserted;
+    bool lossy; /* from -> to -> from loses values: warned at the first wrap */
 };
 
 static sg_node *new_cast(struct ctx *c, sg_node *n, const char *what, uint32_t idx, int32_t to)
@@ -139,11 +141,64 @@ static sg_status run_graph(sg_graph *g, void *arg)
             return st;
         sg_report_change(c->rep, "node wrapped in Casts", "%s (%s -> %s)", label,
                          sg_dtype_name(from), sg_dtype_name(to));
+        if (c->lossy)
+            sg_report_warn(c->rep, "lossy working type",
+                           "%s (%s -> %s -> %s does not give every value back: it may compute "
+                           "other results)",
+                           label, sg_dtype_name(from), sg_dtype_name(to), sg_dtype_name(from));
         next = n->next;
         while (next && sg__ptrset_has(&c->inserted, next))
             next = next->next;
     }
     return SG_OK;
+}
+
+/* Significant bits of a float type's values (implicit bit included). */
+static unsigned float_digits(int32_t d)
+{
+    switch (d) {
+    case SG_DTYPE_DOUBLE:
+        return 53;
+    case SG_DTYPE_FLOAT:
+        return 24;
+    case SG_DTYPE_FLOAT16:
+        return 11;
+    case SG_DTYPE_BFLOAT16:
+        return 8;
+    default:
+        return 0;
+    }
+}
+
+/* Whether every value of `from` survives from -> to -> from unchanged:
+ * bool into anything; integers into wider integers of the same
+ * signedness, or signed ones wider by a bit, or floats whose significand
+ * holds them; float8 and float4e2m1 into float16, bfloat16 and up (their
+ * exponents and mantissas fit); floats into floats at least as wide in
+ * both. Anything else (a narrowing, float into int, between float8 types)
+ * is reported as lossy. */
+static bool exact_round_trip(int32_t from, int32_t to)
+{
+    if (from == SG_DTYPE_BOOL)
+        return to != SG_DTYPE_STRING;
+    unsigned fb = sg_dtype_bits(from), tb = sg_dtype_bits(to);
+    bool fint = sg_dtype_is_int(from) || from == SG_DTYPE_UINT4 || from == SG_DTYPE_INT4;
+    bool tint = sg_dtype_is_int(to) || to == SG_DTYPE_UINT4 || to == SG_DTYPE_INT4;
+    bool fsigned = from == SG_DTYPE_INT4 || from == SG_DTYPE_INT8 || from == SG_DTYPE_INT16 ||
+                   from == SG_DTYPE_INT32 || from == SG_DTYPE_INT64;
+    bool tsigned = to == SG_DTYPE_INT4 || to == SG_DTYPE_INT8 || to == SG_DTYPE_INT16 ||
+                   to == SG_DTYPE_INT32 || to == SG_DTYPE_INT64;
+    if (fint && tint)
+        return fsigned == tsigned ? tb >= fb : tsigned && tb > fb;
+    if (fint)
+        return float_digits(to) >= fb - (fsigned ? 1 : 0);
+    if (sg_dtype_is_float8(from) || from == SG_DTYPE_FLOAT4E2M1)
+        return float_digits(to) >= 8;
+    if (sg_dtype_is_float(from) && sg_dtype_is_float(to))
+        return from == SG_DTYPE_FLOAT16    ? to != SG_DTYPE_BFLOAT16
+               : from == SG_DTYPE_BFLOAT16 ? to != SG_DTYPE_FLOAT16
+                                           : float_digits(to) >= float_digits(from);
+    return false;
 }
 
 static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pass_report *rep,
@@ -152,7 +207,9 @@ static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pas
     if (opts[OPT_FROM].dtype == opts[OPT_TO].dtype)
         return sg_diag_set(diag, SG_EINVAL, "'from' and 'to' are both %s",
                            sg_dtype_name(opts[OPT_TO].dtype));
+
     struct ctx c = {.opts = opts, .rep = rep, .diag = diag, .m = m};
+    c.lossy = !exact_round_trip(opts[OPT_FROM].dtype, opts[OPT_TO].dtype);
     if (!m->graph)
         return SG_OK;
     sg_status st = sg__strset_from(&c.names, &opts[OPT_NODES]);

@@ -1,7 +1,8 @@
 /*
  * merge_casts.c - `merge-casts`: remove Casts to the type their input
  * already has, remove round trips Cast(Cast(x, A), type of x) when A holds
- * every value of x's type exactly, and shorten Cast(Cast(x, A), B) to
+ * every value of x's type exactly (the 4-bit and float8 types included),
+ * and shorten Cast(Cast(x, A), B) to
  * Cast(x, B) under the same condition (the intermediate rounding is then a
  * no-op, so the result is the same).
  *
@@ -46,6 +47,20 @@ static bool exact(int32_t from, int32_t to)
         return to == SG_DTYPE_FLOAT || to == SG_DTYPE_DOUBLE;
     case SG_DTYPE_FLOAT:
         return to == SG_DTYPE_DOUBLE;
+    case SG_DTYPE_UINT4:
+        return exact(SG_DTYPE_UINT8, to) || to == SG_DTYPE_UINT8 || to == SG_DTYPE_INT8;
+    case SG_DTYPE_INT4:
+        return exact(SG_DTYPE_INT8, to) || to == SG_DTYPE_INT8;
+    case SG_DTYPE_FLOAT8E4M3FN:
+    case SG_DTYPE_FLOAT8E4M3FNUZ:
+    case SG_DTYPE_FLOAT8E5M2:
+    case SG_DTYPE_FLOAT8E5M2FNUZ:
+    case SG_DTYPE_FLOAT4E2M1:
+        /* their exponents and 1-3 mantissa bits fit float16 and bfloat16
+         * (subnormals, +-Inf and NaN included; the way back is exact with or
+         * without `saturate`, a value that came from the type being in it) */
+        return to == SG_DTYPE_FLOAT16 || to == SG_DTYPE_BFLOAT16 || to == SG_DTYPE_FLOAT ||
+               to == SG_DTYPE_DOUBLE;
     default:
         return false;
     }

@@ -22,12 +22,12 @@
  * fixed batch while the inputs said it was free), the old batch as a
  * multiple or past position 0, a ConstantOfShape of the old batch (no data
  * to prove it), Tile repeats, Slice bounds on axis 0 and Resize sizes
- * holding it. Each is listed in the report, and then the model fails: a
- * model set-batch knows may be wrong is never written as if it were right.
- * With force=true it is written anyway, the findings listed as warnings
- * (optimize shows the model's status as "warning" and exits 3). A model
- * whose old batch was symbolic declared it free, so a constant-shaped
- * tensor (ConstantOfShape of constants) in it is left as it is.
+ * holding it (from opset 18 Resize's `axes` may put the batch past
+ * position 0 of sizes, or leave it out: then sizes hold no batch). Each is listed in the report,
+ * and then the model fails: a model set-batch knows may be wrong is never written as if it were
+ * right. With force=true it is written anyway, the findings listed as warnings (optimize shows the
+ * model's status as "warning" and exits 3). A model whose old batch was symbolic declared it free,
+ * so a constant-shaped tensor (ConstantOfShape of constants) in it is left as it is.
  *
  * Keeps intact: element types and ranks, other dims of the inputs, shared
  * constants (a rewritten shape gets its own initializer; the old one goes
@@ -320,6 +320,43 @@ static sg_status slice_node(struct ctx *c, sg_node *n)
     return SG_OK;
 }
 
+/* Resize sizes: from opset 18 an `axes` attribute says which axis each
+ * value of sizes is for. The batch is resized only where axes names axis 0
+ * (or -rank): first in axes, the leading value is the batch's as before;
+ * later, that value is listed for checking by hand; absent, sizes hold no
+ * batch (a leading old batch there is another axis's size). */
+static sg_status resize_node(struct ctx *c, sg_node *n)
+{
+    const sg_attr *ax = sg_node_attr(n, "axes");
+    if (!ax)
+        return shape_node(c, n, 3, true);
+    const sg_type *t = n->n_inputs && n->inputs[0] ? n->inputs[0]->type : NULL;
+    int64_t rank = t && t->kind == SG_TYPE_TENSOR && t->shape ? (int64_t)t->shape->rank : -1;
+    int64_t pos = -1;
+    for (uint32_t i = 0; i < ax->n_ints && pos < 0; i++)
+        if (ax->ints[i] == 0 || (rank > 0 && ax->ints[i] == -rank))
+            pos = i;
+    if (pos == 0)
+        return shape_node(c, n, 3, true);
+    size_t count = 0;
+    int64_t vals[MAX_SHAPE_INTS];
+    if (pos < 0 && rank < 0) {
+        bool neg = false;
+        for (uint32_t i = 0; i < ax->n_ints; i++)
+            neg |= ax->ints[i] < 0;
+        if (neg && n->n_inputs > 3 && n->inputs[3] && read_ints(c, n->inputs[3], vals, &count) &&
+            contains_old(c, vals, count, false))
+            check_by_hand(c, n, 3, vals, count,
+                          "negative axes on an input of unknown rank: the batch may be among them");
+        return SG_OK;
+    }
+    if (pos > 0 && n->inputs[0] && sg__ptrset_has(&c->data, n->inputs[0]) && n->n_inputs > 3 &&
+        n->inputs[3] && read_ints(c, n->inputs[3], vals, &count) && (size_t)pos < count &&
+        is_old(c, vals[pos]))
+        check_by_hand(c, n, 3, vals, count, "axes put the batch past position 0 of sizes");
+    return SG_OK;
+}
+
 static sg_status run_graph(sg_graph *g, void *arg)
 {
     struct ctx *c = arg;
@@ -338,7 +375,7 @@ static sg_status run_graph(sg_graph *g, void *arg)
         else if (!strcmp(op, "Slice"))
             st = slice_node(c, n);
         else if (!strcmp(op, "Resize"))
-            st = shape_node(c, n, 3, true);
+            st = resize_node(c, n);
     }
     sg__strmap_free(&c->rewritten);
     return st;

@@ -17,14 +17,23 @@ def main():
     if not files:
         print("FAIL no models found in %s" % " ".join(sys.argv[1:]))
         return 1
-    failed = 0
+    failed = skipped = 0
+    newest = onnx.defs.onnx_opset_version()
     for path in files:
+        model = onnx.load(path)
+        newer = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx") and
+                 o.version > newest]
+        if newer:
+            print("SKIP %s: opset %d is newer than python3-onnx %s knows (%d)" %
+                  (path, newer[0], onnx.__version__, newest))
+            skipped += 1
+            continue
         try:
-            onnx.checker.check_model(onnx.load(path))
+            onnx.checker.check_model(model)
         except Exception as e:  # the checker raises several exception types
             print("FAIL %s: %s" % (path, str(e).splitlines()[0]))
             failed += 1
-    print("%d passed, %d failed" % (len(files) - failed, failed))
+    print("%d passed, %d failed, %d skipped" % (len(files) - failed - skipped, failed, skipped))
     return 1 if failed else 0
 
 

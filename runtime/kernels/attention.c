@@ -1,6 +1,7 @@
 /*
- * attention.c - the transformer ops of opset 23: Attention (23, and 24's
- * nonpad_kv_seqlen input), RotaryEmbedding and RMSNormalization.
+ * attention.c - the transformer ops of opsets 23 and 24: Attention (23,
+ * and 24's nonpad_kv_seqlen input), RotaryEmbedding, RMSNormalization,
+ * Swish (24) and TensorScatter (24, the KV-cache update).
  *
  * Everything is computed in double from the inputs' values and rounded once
  * to the output type; the ONNX reference (onnx/reference/ops of v1.22.0)
@@ -438,6 +439,89 @@ static sg_status run_rms_norm(struct sg_kctx *k)
     return SG_OK;
 }
 
+/* -------------------------------------------------------------- Swish */
+
+/* Swish (24): x * sigmoid(alpha * x). */
+static sg_status run_swish(struct sg_kctx *k)
+{
+    const sg_rt_value *X = sg_kin(k, 0);
+    double alpha = sg_kattr_float(k, "alpha", 1.0f);
+    sg_rt_value *Y;
+    sg_status st = sg_kout(k, 0, X->dtype, X->dims, X->rank, &Y);
+    for (int64_t i = 0; !st && i < X->numel; i++) {
+        double x = sg_rt_get_f64(X, i);
+        sg_rt_set_f64(Y, i, x / (1.0 + exp(-alpha * x)));
+    }
+    return st;
+}
+
+/* ------------------------------------------------------ TensorScatter */
+
+/* TensorScatter (24): present = past with update written along `axis`
+ * (not 0) from write_indices[batch] (default 0) on; "linear" needs the
+ * update to fit, "circular" wraps the sequence index. */
+static sg_status run_tensor_scatter(struct sg_kctx *k)
+{
+    const sg_rt_value *P = sg_kin(k, 0), *U = sg_kin(k, 1), *WI = sg_kin(k, 2);
+    uint32_t axis;
+    sg_status st = sg_kaxis(k, sg_kattr_int(k, "axis", -2), P->rank, &axis);
+    if (st)
+        return st;
+    if (axis == 0)
+        return sg_kfail(k, SG_EINVAL, "axis must not be the batch axis 0");
+    const char *mode = sg_kattr_string(k, "mode", "linear");
+    bool circular = strcmp(mode, "circular") == 0;
+    if (!circular && strcmp(mode, "linear") != 0)
+        return sg_kfail(k, SG_EINVAL, "mode '%s' is not linear or circular", mode);
+    bool same = U->dtype == P->dtype && U->rank == P->rank;
+    for (uint32_t d = 0; same && d < P->rank; d++)
+        same = d == axis ? U->dims[d] <= P->dims[d] : U->dims[d] == P->dims[d];
+    if (!same)
+        return sg_kfail(k, SG_ESHAPE,
+                        "update %s must be past_cache %s but for a sequence (axis %u) no longer",
+                        sg_kshape(k, U), sg_kshape(k, P), axis);
+    int64_t B = P->dims[0], maxs = P->dims[axis], seq = U->dims[axis];
+    const int64_t *wi = NULL;
+    if (WI) {
+        if (WI->dtype != SG_DTYPE_INT64 || WI->rank != 1 || WI->dims[0] != B)
+            return sg_kfail(k, SG_ESHAPE, "write_indices %s must be int64[%lld]", sg_kshape(k, WI),
+                            (long long)B);
+        wi = WI->data;
+        for (int64_t b = 0; b < B; b++)
+            if (wi[b] < 0 || (!circular && wi[b] > maxs - seq))
+                return sg_kfail(k, SG_ERANGE,
+                                "write_indices[%lld] = %lld: the update of %lld does not fit the "
+                                "cache of %lld (mode %s)",
+                                (long long)b, (long long)wi[b], (long long)seq, (long long)maxs,
+                                mode);
+    }
+    sg_rt_value *Y;
+    if ((st = sg_kout(k, 0, P->dtype, P->dims, P->rank, &Y)))
+        return st;
+    size_t es = sg_rt_elem_size(P->dtype);
+    if (P->numel)
+        memcpy(Y->data, P->data, (size_t)P->numel * es);
+    if (!U->numel || !maxs)
+        return SG_OK;
+    int64_t inner = 1, outer = 1;
+    for (uint32_t d = axis + 1; d < P->rank; d++)
+        inner *= P->dims[d];
+    for (uint32_t d = 1; d < axis; d++)
+        outer *= P->dims[d];
+    uint8_t *y = Y->data;
+    const uint8_t *u = U->data;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t s = 0; s < seq; s++) {
+                /* wi[b] is >= 0, and <= maxs - seq unless circular */
+                int64_t at = circular ? ((wi ? wi[b] % maxs : 0) + s) % maxs : (wi ? wi[b] : 0) + s;
+                int64_t yo = ((b * outer + o) * maxs + at) * inner;
+                int64_t uo = ((b * outer + o) * seq + s) * inner;
+                memcpy(y + (size_t)yo * es, u + (size_t)uo * es, (size_t)inner * es);
+            }
+    return SG_OK;
+}
+
 #define FL SG_KT_FLOATS
 /* One entry per line, as in the other families. */
 /* clang-format off */
@@ -446,6 +530,8 @@ static const struct sg_kernel kernels[] = {
     {"", "Attention", 24, 0, FL, 0, run_attention, "rrroooo"},
     {"", "RMSNormalization", 23, 0, FL, 0, run_rms_norm, "rr"},
     {"", "RotaryEmbedding", 23, 0, FL, 0, run_rotary, "rrro"},
+    {"", "Swish", 24, 0, FL, 0, run_swish, "r"},
+    {"", "TensorScatter", 24, 0, SG_KT_ALL | SG_KT_F8 | SG_KT_INT4 | SG_KT_F4, 0, run_tensor_scatter, "rro"},
 };
 /* clang-format on */
 SG_KERNEL_FAMILY(attention, kernels);

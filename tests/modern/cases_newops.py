@@ -25,7 +25,7 @@ def model(name, nodes, inputs, outputs, opset, inits=()):
     g = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
                           producer_name="cases_newops")
-    m.ir_version = 9 if opset < 21 else 10
+    m.ir_version = 9 if opset < 21 else 10 if opset < 24 else 11
     return m
 
 
@@ -383,9 +383,228 @@ def rms_cases():
     yield "rmsnorm_float16", m, {"X": x16, "scale": np.ones(4, np.float16) * 0.75}, None
 
 
+# ---------------------------------------------------------- DeformConv
+
+
+def deform_formula(x, w, off, b=None, mask=None, pads=(0, 0, 0, 0), strides=(1, 1),
+                   dil=(1, 1), group=1, og=1):
+    """DeformConv from the spec: each tap sampled bilinearly (zeros outside)
+    at its moved place, times the mask and the weight."""
+    N, C, H, W = x.shape
+    OC, cg, kH, kW = w.shape
+    oh, ow = off.shape[2:]
+    off = off.reshape(N, og, kH, kW, 2, oh, ow)
+    mask = np.ones((N, og * kH * kW, oh, ow)) if mask is None else mask
+    mask = mask.reshape(N, og, kH, kW, oh, ow)
+
+    def sample(p, yy, xx):
+        y0, x0 = int(np.floor(yy)), int(np.floor(xx))
+        v = 0.0
+        for dy in (0, 1):
+            for dx in (0, 1):
+                r, c = y0 + dy, x0 + dx
+                if 0 <= r < H and 0 <= c < W:
+                    v += (1 - abs(yy - r)) * (1 - abs(xx - c)) * p[r, c]
+        return v
+    y = np.zeros((N, OC, oh, ow))
+    for n in range(N):
+        for oc in range(OC):
+            g = oc // (OC // group)
+            for i in range(oh):
+                for j in range(ow):
+                    acc = 0.0 if b is None else float(b[oc])
+                    for ci in range(cg):
+                        c = g * cg + ci
+                        o = c // (C // og)
+                        for kh in range(kH):
+                            for kw in range(kW):
+                                yy = -pads[0] + i * strides[0] + kh * dil[0] + off[n, o, kh, kw, 0, i, j]
+                                xx = -pads[1] + j * strides[1] + kw * dil[1] + off[n, o, kh, kw, 1, i, j]
+                                acc += w[oc, ci, kh, kw] * mask[n, o, kh, kw, i, j] * \
+                                    sample(x[n, c], yy, xx)
+                    y[n, oc, i, j] = acc
+    return y.astype(np.float32)
+
+
+def deform_cases():
+    r = rng(6)
+    x = r.uniform(-1, 1, (1, 4, 5, 6)).astype(np.float32)
+    for name, attrs, wshape, oshape, with_b, with_m in (
+            ("basic", {}, (2, 4, 3, 3), (1, 18, 3, 4), False, False),
+            ("bias_mask", {}, (3, 4, 2, 2), (1, 8, 4, 5), True, True),
+            ("pads_strides_dil", {"pads": [1, 2, 1, 0], "strides": [2, 1], "dilations": [1, 2]},
+             (2, 4, 3, 2), (1, 12, 3, 6), True, False),
+            ("groups", {"group": 2, "offset_group": 2}, (4, 2, 2, 2), (1, 16, 4, 5), False, True)):
+        w = r.uniform(-1, 1, wshape).astype(np.float32)
+        off = r.uniform(-1.5, 1.5, oshape).astype(np.float32)
+        og = attrs.get("offset_group", 1)
+        ins = [("X", F, x.shape), ("W", F, w.shape), ("offset", F, off.shape)]
+        feeds = {"X": x, "W": w, "offset": off}
+        b = m = None
+        if with_b or with_m:
+            b = r.uniform(-1, 1, (wshape[0],)).astype(np.float32) if with_b else None
+            ins.append(("B" if with_b else "", F, [wshape[0]]))
+            if with_b:
+                feeds["B"] = b
+        if with_m:
+            m = r.uniform(0, 1, (1, og * wshape[2] * wshape[3]) + oshape[2:]).astype(np.float32)
+            ins.append(("mask", F, m.shape))
+            feeds["mask"] = m
+        oh, ow = oshape[2:]
+        for opset in (19, 22):
+            mdl = one_op("dc", "DeformConv", ins, [("Y", F, [1, wshape[0], oh, ow])], opset, attrs)
+            want = deform_formula(x, w, off, b, m, tuple(attrs.get("pads", (0, 0, 0, 0))),
+                                  tuple(attrs.get("strides", (1, 1))),
+                                  tuple(attrs.get("dilations", (1, 1))), attrs.get("group", 1), og)
+            yield "deformconv_%s_op%d" % (name, opset), mdl, feeds, {"Y": want}
+        yield "deformconv_%s_ort" % name, mdl, feeds, None
+
+
+# -------------------------------------------------------------- strings
+
+S = TensorProto.STRING
+
+
+def strs(*v, shape=None):
+    a = np.array([s.encode() for s in v], dtype=object)
+    return a.reshape(shape) if shape else a
+
+
+REGEX = [
+    (r"\d+", ["123", "12a", "", "0"]),
+    (r"[a-z]+@[a-z]+\.(com|org)", ["bob@mail.com", "bob@mail.net", "a@b.org", "@b.org"]),
+    (r"(?:ab|cd)*e?", ["", "abcd", "abcde", "abce", "e", "ee"]),
+    (r"^a.{2,3}z$", ["abbz", "abbbz", "az", "abbbbz", "a\nbz"]),
+    (r"[^\s,]+(,[^\s,]+)*", ["a,b,c", "a, b", "x", ",a"]),
+    (r"\w{3}-\W", ["abc-!", "ab_-x", "a_9- "]),
+    (r"caf.", ["caf\u00e9", "cafe", "caf\u00e9\u00e9"]),
+    ("[\u00e0-\u00ff]+x?", ["\u00e9\u00e8x", "\u00e9a", "x"]),
+    (r"a+?b*?", ["aab", "b", "aaa"]),
+    (r"(a|b)*abb", ["abb", "aabb", "babb", "ab", "abba"]),
+    (r"(a*)*b|c{0}d", ["b", "aaab", "d", "cd", ""]),
+    (r"(x|xy)z", ["xz", "xyz", "xyyz"]),
+    (r"a(|b)c", ["ac", "abc", "abbc"]),
+    (r"\.\*\+\?\[\]\(\)\{\}\|\\", [".*+?[](){}|\\", "a*+?[](){}|\\"]),
+    (r"[]a-]+", ["]a-", "a", "b", "]]"]),
+    (r"[a\-z]\x41\x{263a}", ["-A\u263a", "bA\u263a", "zA\u263a"]),
+    (r"[^a-c\d]{2,}", ["xyz", "x1", "dd", "d"]),
+    (r"\D\S\W", ["a! ", "1! ", "aa!"]),
+    (r"(?:\s*\w+\s*,)*\s*\w+", ["a, b ,c", "a,,b", " x "]),
+]
+
+
+def string_cases():
+    for i, (pat, texts) in enumerate(REGEX):
+        m = one_op("re", "RegexFullMatch", [("X", S, [len(texts)])],
+                   [("Y", TensorProto.BOOL, [len(texts)])], 20, {"pattern": pat})
+        yield "regexfullmatch_%d" % i, m, {"X": strs(*texts)}, None
+    x = strs("a", "bc", "", "d\u00e9", "e", "f", shape=(2, 3))
+    for name, y in (("same", strs("1", "2", "3", "", "5", "6", shape=(2, 3))),
+                    ("bcast_row", strs("_x", "", "!", shape=(3,))),
+                    ("bcast_scalar", strs("-", shape=()))):
+        m = one_op("sc", "StringConcat", [("X", S, [2, 3]), ("Y", S, list(y.shape))],
+                   [("Z", S, [2, 3])], 20)
+        yield "stringconcat_%s" % name, m, {"X": x, "Y": y}, None
+    # ONNX Runtime as the oracle where it agrees with the reference
+    # (Python's str.split); the formula where it does not: ONNX Runtime
+    # gives no piece for an empty string with a delimiter (Python: one
+    # empty piece), splits "whitespace" on spaces alone and strips the
+    # remainder after maxsplit
+    for formula, texts in ((False, strs("a,b,,c", "d", "no", ",,", "x,y", "a,b,c,d",
+                                        shape=(2, 3))),
+                           (True, strs("a,b,,c", "", "no", ",,", "", "a,b,c,d", shape=(2, 3)))):
+        for name, attrs in (("comma", {"delimiter": ","}),
+                            ("comma_max1", {"delimiter": ",", "maxsplit": 1}),
+                            ("word", {"delimiter": ",,"})):
+            m = one_op("ss", "StringSplit", [("X", S, [2, 3])],
+                       [("Y", S, None), ("Z", TensorProto.INT64, [2, 3])], 20, attrs)
+            exp = split_formula(texts, attrs) if formula else None
+            yield "stringsplit_%s%s" % (name, "_empty_formula" if formula else ""), m, \
+                {"X": texts}, exp
+    for formula, ws in ((False, strs("  a b c", "q", "one", " x  y  z", shape=(4,))),
+                        (True, strs("  a b\tc ", "", "one", " x \n y\r\n  z\v", shape=(4,)))):
+        for name, attrs in (("whitespace", {}), ("whitespace_max1", {"maxsplit": 1}),
+                            ("empty_delim", {"delimiter": ""})):
+            m = one_op("ss", "StringSplit", [("X", S, [4])],
+                       [("Y", S, None), ("Z", TensorProto.INT64, [4])], 20, attrs)
+            exp = split_formula(ws, attrs) if formula else None
+            yield "stringsplit_%s%s" % (name, "_tabs_formula" if formula else ""), m, \
+                {"X": ws}, exp
+
+
+def split_formula(x, attrs):
+    d = attrs.get("delimiter") or None
+    mx = attrs.get("maxsplit", -1)
+    parts = [s.decode().split(d, mx) for s in x.ravel()]
+    most = max([len(p) for p in parts] + [0])
+    y = np.array([[q.encode() for q in p] + [b""] * (most - len(p)) for p in parts],
+                 dtype=object).reshape(x.shape + (most,))
+    return {"Y": y, "Z": np.array([len(p) for p in parts], np.int64).reshape(x.shape)}
+
+# ------------------------------------------------------------ opset 24
+
+
+def scatter_formula(past, upd, wi, axis, circular):
+    out = past.copy()
+    maxs = past.shape[axis]
+    for pre in np.ndindex(*past.shape[:axis]):
+        for s in range(upd.shape[axis]):
+            at = (0 if wi is None else wi[pre[0]]) + s
+            at = at % maxs if circular else at
+            out[pre + (at,)] = upd[pre + (s,)]
+    return out
+
+
+def opset24_cases():
+    r = rng(7)
+    x = r.uniform(-4, 4, (3, 5)).astype(np.float32)
+    for alpha in (1.0, 0.5):
+        m = one_op("sw", "Swish", [("X", F, x.shape)], [("Y", F, x.shape)], 24, {"alpha": alpha})
+        yield "swish_alpha%g" % alpha, m, {"X": x}, None
+        yield ("swish_alpha%g_formula" % alpha, m, {"X": x},
+               {"Y": (x / (1 + np.exp(-alpha * x.astype(np.float64)))).astype(np.float32)})
+    past = r.uniform(-1, 1, (2, 3, 6, 4)).astype(np.float32)
+    upd = r.uniform(-1, 1, (2, 3, 2, 4)).astype(np.float32)
+    for mode, wi in (("linear", None), ("linear", np.array([1, 4], np.int64)),
+                     ("circular", np.array([5, 2], np.int64))):
+        ins = [("past", F, past.shape), ("upd", F, upd.shape)]
+        feeds = {"past": past, "upd": upd}
+        if wi is not None:
+            ins.append(("wi", TensorProto.INT64, [2]))
+            feeds["wi"] = wi
+        m = one_op("ts", "TensorScatter", ins, [("Y", F, past.shape)], 24, {"mode": mode})
+        name = "tensorscatter_%s%s" % (mode, "" if wi is None else "_indices")
+        yield name, m, feeds, None
+        yield (name + "_formula", m, feeds,
+               {"Y": scatter_formula(past, upd, wi, 2, mode == "circular")})
+    # TopK at 24 (bfloat16 added; the rest as at 11)
+    t = r.uniform(-1, 1, (3, 6)).astype(np.float32)
+    kk = helper.make_tensor("k", TensorProto.INT64, [1], [3])
+    for largest in (0, 1):
+        m = one_op("tk", "TopK", [("X", F, t.shape), ("k", TensorProto.INT64, [1])],
+                   [("V", F, [3, 3]), ("I", TensorProto.INT64, [3, 3])], 24,
+                   {"largest": largest, "axis": -1}, [kk])
+        yield "topk_op24_largest%d" % largest, m, {"X": t}, None
+    # Attention 24: nonpad_kv_seqlen masks the padded tail of each batch
+    q, k, v = (r.uniform(-1, 1, s).astype(np.float32) for s in
+               ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4)))
+    lens = np.array([3, 5], np.int64)
+    m = one_op("att", "Attention", [("Q", F, q.shape), ("K", F, k.shape), ("V", F, v.shape),
+                                     ("", F, None), ("", F, None), ("", F, None),
+                                     ("lens", TensorProto.INT64, [2])],
+               [("Y", F, [2, 2, 3, 4])], 24)
+    mask = np.arange(5)[None, None, None, :] < lens[:, None, None, None]
+    yield "attention_op24_nonpad", m, {"Q": q, "K": k, "V": v, "lens": lens}, None
+    yield ("attention_op24_nonpad_formula", m, {"Q": q, "K": k, "V": v, "lens": lens},
+           {"Y": att_formula(q, k, v, mask=mask)})
+
+
 def cases():
     yield from grid_sample_cases()
     yield from affine_grid_cases()
     yield from attention_cases()
     yield from rotary_cases()
     yield from rms_cases()
+    yield from deform_cases()
+    yield from string_cases()
+    yield from opset24_cases()
