@@ -12,6 +12,7 @@
 #include "cut_impl.h"
 #include "ir_impl.h"
 #include "sg_alloc.h"
+#include "sg_dumpname.h"
 #include "sg_io.h"
 #include "sg_json_read.h"
 #include "sg_tensorfile.h"
@@ -85,6 +86,17 @@ sg_status sg_case_make(sg_model *m, const char *node, const struct sg_case_sourc
     for (sg_node *x = g->first; x && !n; x = x->next)
         if (x->name && strcmp(x->name, node) == 0)
             n = x;
+    if (!n) {
+        /* an unnamed node by the name its dumps carry (msit's <OpType>_<i>) */
+        sg_dump_names *t = NULL;
+        sg_status ts = sg_dump_names_create(m, &t, diag);
+        if (ts == SG_ENOMEM)
+            return ts;
+        sg_node *x = t ? sg_dump_names_node(t, node) : NULL;
+        if (x && (!x->name || !*x->name) && x->graph == g)
+            n = x;
+        sg_dump_names_free(t);
+    }
     if (!n) {
         sg_node *owner = sg__graph_sub_owner_of(g, node, true);
         if (owner)

@@ -124,12 +124,6 @@ int sg__extract_cases(int argc, char **argv, const struct sg_command *cmd)
     const char *model = argv[optind];
     if (sg_model_load(model, NULL, &m, &d))
         goto fail;
-    if (all)
-        for (sg_node *n = m->graph->first; n; n = n->next)
-            if (!cli_list_add(&nodes, n->name ? n->name : "")) {
-                sg_diag_set(&d, SG_ENOMEM, "out of memory");
-                goto fail;
-            }
     struct sg_case_source src;
     if (golden) {
         if (sg_dump_source_open(golden, &ds, &d))
@@ -143,6 +137,7 @@ int sg__extract_cases(int argc, char **argv, const struct sg_command *cmd)
     }
     struct sg_verify_cases_opts co = {.nodes = (const char *const *)nodes.v,
                                       .n_nodes = nodes.n,
+                                      .all = all,
                                       .single = single,
                                       .src = &src,
                                       .save = &save.opts,

@@ -373,6 +373,30 @@ def case_tests(work):
         f.write(t.SerializeToString())
     p = sg("run", "--case", one, expect=3)
     check(p.stdout.startswith("FAIL"), "altered case: %r" % p.stdout)
+    # Unnamed nodes (PaddleOCR's Constants, tf2onnx): --all names them as
+    # their dumps do, msit's <OpType>_<i>, from a fresh run or a dump, and
+    # --node takes that name.
+    h = onnx.helper
+    T = onnx.TensorProto
+    g = h.make_graph([h.make_node("Constant", [], ["c"], value=h.make_tensor("v", T.FLOAT, [2], [1, 2])),
+                      h.make_node("Add", ["x", "c"], ["a"]),
+                      h.make_node("Relu", ["a"], ["y"], name="relu")], "unnamed",
+                     [h.make_tensor_value_info("x", T.FLOAT, [2])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [2])])
+    um = os.path.join(work, "unnamed.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), um)
+    udump = os.path.join(work, "unnamed_dump")
+    sg("run", um, "--random", "1", "--dump", "all", "-o", udump)
+    for how, args in (("fresh run", ["--random", "1"]), ("dump", ["--golden", udump])):
+        out = os.path.join(work, "unnamed_cases_" + how.replace(" ", "_"))
+        sg("extract", um, "--all", "-o", out, *args)
+        idx = json.load(open(os.path.join(out, "index.json")))["cases"]
+        got = [(c["node"], c["op_type"], c["dir"], c.get("error")) for c in idx]
+        check(got == [("Constant_0", "Constant", "Constant_0", None), ("Add_1", "Add", "Add_1", None),
+                      ("relu", "Relu", "relu", None)], "unnamed nodes from a %s: %r" % (how, got))
+        p = sg("run", "--case", out)
+        check("3 passed, 0 failed, 0 errors" in p.stdout, "their cases pass: %r" % p.stdout)
+    sg("extract", um, "--node", "Add_1", "--golden", udump, "-o", os.path.join(work, "case_add1"))
 
 
 def concat_tests(work):

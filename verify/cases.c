@@ -9,6 +9,7 @@
  */
 #include "sg_alloc.h"
 #include "sg_cut.h"
+#include "sg_dumpname.h"
 #include "sg_file.h"
 #include "sg_io.h"
 #include "sg_json.h"
@@ -88,13 +89,16 @@ static sg_status index_writer(FILE *f, void *arg)
 }
 
 /* One entry of a sweep: its case folder under tmp, or its error. */
-static sg_status sweep_one(sg_model *m, const struct sg_verify_cases_opts *o, const char *tmp,
+static sg_status sweep_one(sg_model *m, const struct sg_verify_cases_opts *o,
+                           const sg_dump_names *names, const char *tmp,
                            struct sg_verify_cases_result *r, size_t i,
                            const struct sg_verify_events *ev, struct sg_diag *d)
 {
     struct sg_verify_case *e = &r->v[r->n++];
     const char *name = o->nodes[i];
     sg_node *n = sg_model_find_node(m, name);
+    if (!n)
+        n = sg_dump_names_node(names, name);
     char safe[160], dir[4096];
     if (!(e->node = sg_strdup(name)) || !(e->op_type = sg_strdup(n ? n->op_type : "")))
         return sg_diag_set(d, SG_ENOMEM, "out of memory");
@@ -135,18 +139,39 @@ sg_status sg_verify_cases_write(sg_model *m, const struct sg_verify_cases_opts *
                                 struct sg_diag *d)
 {
     memset(r, 0, sizeof *r);
-    if (o->single && o->n_nodes != 1)
-        return sg_diag_set(d, SG_EINVAL, "a single case is of one node, not %zu", o->n_nodes);
-    struct sg_outdir od = {0};
-    sg_status st = sg_outdir_begin(&od, o->out, "extract", d);
-    if (st)
+    struct sg_verify_cases_opts all = *o;
+    sg_dump_names *names = NULL;
+    const char **every = NULL;
+    sg_status st;
+    /* the names dumps carry: an unnamed node is msit's <OpType>_<i> */
+    if ((st = sg_dump_names_create(m, &names, d)))
         return st;
+    if (o->all) {
+        size_t k = 0;
+        for (sg_node *n = m->graph->first; n; n = n->next)
+            k++;
+        if (!(every = sg_calloc(k + 1, sizeof *every))) {
+            sg_dump_names_free(names);
+            return sg_diag_set(d, SG_ENOMEM, "out of memory");
+        }
+        k = 0;
+        for (sg_node *n = m->graph->first; n; n = n->next)
+            every[k++] = sg_dump_names_of(names, n);
+        all.nodes = every, all.n_nodes = k, o = &all;
+    }
+    if (o->single && o->n_nodes != 1) {
+        st = sg_diag_set(d, SG_EINVAL, "a single case is of one node, not %zu", o->n_nodes);
+        goto out;
+    }
+    struct sg_outdir od = {0};
+    if ((st = sg_outdir_begin(&od, o->out, "extract", d)))
+        goto out;
     if (!(r->v = sg_calloc(o->n_nodes + 1, sizeof *r->v))) {
         st = sg_diag_set(d, SG_ENOMEM, "out of memory");
         goto fail;
     }
     for (size_t i = 0; i < o->n_nodes; i++)
-        if ((st = sweep_one(m, o, od.tmp, r, i, ev, d)))
+        if ((st = sweep_one(m, o, names, od.tmp, r, i, ev, d)))
             goto fail;
     if (!o->single) {
         char *path = sg__verify_join(od.tmp, "index.json");
@@ -161,10 +186,13 @@ sg_status sg_verify_cases_write(sg_model *m, const struct sg_verify_cases_opts *
     }
     if ((st = sg_outdir_commit(&od, d)))
         goto fail_cleared;
-    return SG_OK;
+    goto out;
 fail:
     sg_outdir_abort(&od);
 fail_cleared:
     sg_verify_cases_clear(r);
+out:
+    sg_free(every);
+    sg_dump_names_free(names);
     return st;
 }

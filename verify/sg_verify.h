@@ -260,8 +260,9 @@ sg_status sg_verify_case_write(sg_model *m, const char *node, const struct sg_ca
                                struct sg_diag *diag);
 
 struct sg_verify_cases_opts {
-    const char *const *nodes; /* node names */
+    const char *const *nodes; /* node names (an unnamed node by its dump name) */
     size_t n_nodes;
+    bool all;    /* instead: every main-graph node, by its dump name (sg_dumpname.h) */
     bool single; /* one node, its case is `out` itself (no index.json) */
     const struct sg_case_source *src;
     const struct sg_save_opts *save; /* NULL: defaults */
