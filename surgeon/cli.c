@@ -1,6 +1,7 @@
 /* cli.c - messages and small parsers shared by the subcommands. */
 #include "cli.h"
 #include "sg_alloc.h"
+#include "sg_compare.h"
 #include "sg_suggest.h"
 
 #include <ctype.h>
@@ -130,6 +131,26 @@ bool cli_parse_threshold(const char *s, double lo, double hi, double *out)
         return false;
     *out = v;
     return true;
+}
+
+double *cli_threshold_field(struct sg_thresholds *t, const char *name, double *lo, double *hi)
+{
+    *lo = 0, *hi = INFINITY;
+    if (strcmp(name, "cosine") == 0)
+        return *lo = -1, *hi = 1, &t->cosine;
+    if (strcmp(name, "red") == 0)
+        return &t->red;
+    if (strcmp(name, "kl") == 0)
+        return &t->kl;
+    if (strcmp(name, "rmse") == 0)
+        return &t->rmse;
+    if (strcmp(name, "mre") == 0)
+        return &t->mre;
+    if (strcmp(name, "rmse-relative") == 0)
+        return &t->rmse_relative;
+    if (strcmp(name, "mre-floor") == 0)
+        return *hi = 1, &t->mre_floor;
+    return NULL;
 }
 
 bool cli_parse_size(const char *s, unsigned long long *out)

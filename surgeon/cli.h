@@ -85,6 +85,22 @@ bool cli_parse_loop_limit(const char *s, uint64_t *out);
 /* A threshold in [lo, hi], or "off" (NaN: the test is off). */
 bool cli_parse_threshold(const char *s, double lo, double hi, double *out);
 
+/* The metric thresholds every comparing command takes (msit's and the
+ * scale-free ones), as getopt_long entries sharing one option code. */
+#define CLI_THRESHOLD_OPTIONS(code)                                                                \
+    {"cosine", required_argument, NULL, code}, {"red", required_argument, NULL, code},             \
+        {"kl", required_argument, NULL, code}, {"rmse", required_argument, NULL, code},            \
+        {"mre", required_argument, NULL, code}, {"rmse-relative", required_argument, NULL, code},  \
+    {                                                                                              \
+        "mre-floor", required_argument, NULL, code                                                 \
+    }
+
+struct sg_thresholds;
+
+/* The field of t that threshold option `name` (without "--") sets, with
+ * the range a value must lie in; NULL for another name. */
+double *cli_threshold_field(struct sg_thresholds *t, const char *name, double *lo, double *hi);
+
 /* A growing list of strings (owned copies), for options given as
  * comma-separated lists and possibly repeated (--nodes a,b --nodes c). */
 struct cli_list {

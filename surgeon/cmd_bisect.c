@@ -88,13 +88,7 @@ static int run(int argc, char **argv)
         O_MODE,
         O_TIMEOUT,
         O_DEVICE,
-        O_COSINE,
-        O_RED,
-        O_KL,
-        O_RMSE,
-        O_MRE,
-        O_RMSE_REL,
-        O_MRE_FLOOR,
+        O_THRESHOLD,
     };
     static const struct option longopts[] = {
         {"target", required_argument, NULL, O_TARGET},
@@ -115,13 +109,7 @@ static int run(int argc, char **argv)
         {"mode", required_argument, NULL, O_MODE},
         {"timeout", required_argument, NULL, O_TIMEOUT},
         {"device-cmd", required_argument, NULL, O_DEVICE},
-        {"cosine", required_argument, NULL, O_COSINE},
-        {"red", required_argument, NULL, O_RED},
-        {"kl", required_argument, NULL, O_KL},
-        {"rmse", required_argument, NULL, O_RMSE},
-        {"mre", required_argument, NULL, O_MRE},
-        {"rmse-relative", required_argument, NULL, O_RMSE_REL},
-        {"mre-floor", required_argument, NULL, O_MRE_FLOOR},
+        CLI_THRESHOLD_OPTIONS(O_THRESHOLD),
         {NULL, 0, NULL, 0},
     };
     const struct sg_command *cmd = &sg_cmd_bisect;
@@ -217,26 +205,8 @@ static int run(int argc, char **argv)
             o.target.timeout = v;
             break;
         }
-        case O_COSINE:
-            th = &o.thresholds.cosine, lo = -1, hi = 1;
-            break;
-        case O_RED:
-            th = &o.thresholds.red;
-            break;
-        case O_KL:
-            th = &o.thresholds.kl;
-            break;
-        case O_RMSE:
-            th = &o.thresholds.rmse;
-            break;
-        case O_MRE:
-            th = &o.thresholds.mre;
-            break;
-        case O_RMSE_REL:
-            th = &o.thresholds.rmse_relative;
-            break;
-        case O_MRE_FLOOR:
-            th = &o.thresholds.mre_floor, hi = 1;
+        case O_THRESHOLD:
+            th = cli_threshold_field(&o.thresholds, opt + 2, &lo, &hi);
             break;
         case ':':
             rc = cli_usage(cmd, "option '%s' needs a value", argv[optind - 1]);

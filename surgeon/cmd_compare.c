@@ -249,13 +249,7 @@ static int run(int argc, char **argv)
     enum {
         OPT_MODEL = 256,
         OPT_TARGET,
-        OPT_COSINE,
-        OPT_RED,
-        OPT_KL,
-        OPT_RMSE,
-        OPT_MRE,
-        OPT_RMSE_REL,
-        OPT_MRE_FLOOR,
+        OPT_THRESHOLD,
         OPT_SOC,
         OPT_PREC,
         OPT_FUSION,
@@ -279,13 +273,7 @@ static int run(int argc, char **argv)
         {"map", required_argument, NULL, 'm'},
         {"model", required_argument, NULL, OPT_MODEL},
         {"output", required_argument, NULL, 'o'},
-        {"cosine", required_argument, NULL, OPT_COSINE},
-        {"red", required_argument, NULL, OPT_RED},
-        {"kl", required_argument, NULL, OPT_KL},
-        {"rmse", required_argument, NULL, OPT_RMSE},
-        {"mre", required_argument, NULL, OPT_MRE},
-        {"rmse-relative", required_argument, NULL, OPT_RMSE_REL},
-        {"mre-floor", required_argument, NULL, OPT_MRE_FLOOR},
+        CLI_THRESHOLD_OPTIONS(OPT_THRESHOLD),
         {"quiet", no_argument, NULL, 'q'},
         {"soc", required_argument, NULL, OPT_SOC},
         {"precision", required_argument, NULL, OPT_PREC},
@@ -349,26 +337,8 @@ static int run(int argc, char **argv)
         case 'q':
             quiet = true;
             break;
-        case OPT_COSINE:
-            th = &opts.thresholds.cosine, lo = -1, hi = 1;
-            break;
-        case OPT_RED:
-            th = &opts.thresholds.red;
-            break;
-        case OPT_KL:
-            th = &opts.thresholds.kl;
-            break;
-        case OPT_RMSE:
-            th = &opts.thresholds.rmse;
-            break;
-        case OPT_MRE:
-            th = &opts.thresholds.mre;
-            break;
-        case OPT_RMSE_REL:
-            th = &opts.thresholds.rmse_relative;
-            break;
-        case OPT_MRE_FLOOR:
-            th = &opts.thresholds.mre_floor, hi = 1;
+        case OPT_THRESHOLD:
+            th = cli_threshold_field(&opts.thresholds, opt + 2, &lo, &hi);
             break;
         case OPT_SOC:
             e.soc = optarg, memcpy(e2e_only, opt, sizeof opt);
