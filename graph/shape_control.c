@@ -180,7 +180,7 @@ sg_status sh_loop(struct sh_ctx *c, sg_node *n)
         cond->rank = 0;
         cond->dtype = SG_DTYPE_BOOL;
     }
-    struct sh *init[256];
+    struct sh *init[256] = {0};
     if (carried > 256)
         return SG_OK;
     for (uint32_t k = 0; k < carried; k++)
@@ -249,7 +249,7 @@ sg_status sh_scan(struct sh_ctx *c, sg_node *n)
         if (st)
             return st;
     }
-    struct sh *init[256];
+    struct sh *init[256] = {0};
     if (states > 256)
         return SG_OK;
     for (uint32_t k = 0; k < states; k++)

@@ -158,7 +158,7 @@ sh_rule_fn sh_rule_find(const char *op_type);
 sg_status sh_infer_graph(struct sh_ctx *c, sg_graph *g);
 
 /* Families (shape_elementwise.c, shape_conv.c, shape_tensor.c,
- * shape_reduce.c, shape_nn.c, shape_control.c). */
+ * shape_reduce.c, shape_nn.c, shape_control.c, shape_seq.c, shape_misc.c). */
 sg_status sh_same(struct sh_ctx *c, sg_node *n);
 sg_status sh_bcast(struct sh_ctx *c, sg_node *n);
 sg_status sh_where(struct sh_ctx *c, sg_node *n);
@@ -220,6 +220,18 @@ sg_status sh_split_to_seq(struct sh_ctx *c, sg_node *n);
 sg_status sh_concat_from_seq(struct sh_ctx *c, sg_node *n);
 sg_status sh_optional(struct sh_ctx *c, sg_node *n);
 sg_status sh_optional_get(struct sh_ctx *c, sg_node *n);
+sg_status sh_det(struct sh_ctx *c, sg_node *n);
+sg_status sh_grid_sample(struct sh_ctx *c, sg_node *n);
+sg_status sh_max_unpool(struct sh_ctx *c, sg_node *n);
+sg_status sh_loss(struct sh_ctx *c, sg_node *n);
+sg_status sh_dft(struct sh_ctx *c, sg_node *n);
+sg_status sh_stft(struct sh_ctx *c, sg_node *n);
+sg_status sh_mel(struct sh_ctx *c, sg_node *n);
+sg_status sh_col2im(struct sh_ctx *c, sg_node *n);
+sg_status sh_string_normalizer(struct sh_ctx *c, sg_node *n);
+sg_status sh_tfidf(struct sh_ctx *c, sg_node *n);
+sg_status sh_sequence_map(struct sh_ctx *c, sg_node *n);
+sg_status sh_einsum(struct sh_ctx *c, sg_node *n);
 sg_status sh_if(struct sh_ctx *c, sg_node *n);
 sg_status sh_loop(struct sh_ctx *c, sg_node *n);
 sg_status sh_scan(struct sh_ctx *c, sg_node *n);

@@ -117,6 +117,15 @@ case("range_topk", model(
     [const("s", np.array(1, np.int64)), const("l", np.array(10, np.int64)),
      const("d", np.array(3, np.int64)), const("k", [4])]),
     {"r": [3], "v": [2, 4], "i": [2, 4]})
+case("einsum", model(
+    [N("Einsum", ["a", "b"], ["m"], equation="bij,bjk->bik"),
+     N("Einsum", ["c"], ["t"], equation="...ij->...ji"),
+     N("Einsum", ["p", "q"], ["o"], equation="ij,jk"),
+     N("Det", ["d"], ["dt"])],
+    [vi("a", F, ["B", 3, 4]), vi("b", F, ["B", 4, 5]), vi("c", F, [7, 6, 2, 3]),
+     vi("p", F, [2, 3]), vi("q", F, [3, 9]), vi("d", F, [5, 4, 4])],
+    [out("m"), out("t"), out("o"), out("dt")]),
+    {"m": ["B", 3, 5], "t": [7, 6, 3, 2], "o": [2, 9], "dt": [5]})
 
 # Bad input: the finding names the node and the shapes.
 BAD = [

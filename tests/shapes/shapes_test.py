@@ -11,8 +11,9 @@ networks under --nets DIR/*/model.onnx):
 2. Parity: python3-onnx's onnx.shape_inference.infer_shapes(strict_mode=True)
    on the original model. Wherever onnx gives a value a type, surgeon must
    give the same element type and rank, the same number where onnx has a
-   number, and the same name where onnx has one of the model's symbols
-   (onnx's own fresh "unk__N" match anything). A number or a shape where
+   number, and the same name (or a number) where onnx has a symbol of the
+   graph inputs; other symbols (onnx's fresh "unk__N", names only recorded
+   in value_info or outputs) stand for sizes it does not know. A number or a shape where
    onnx has none is counted as "surgeon knows more".
 3. Runtime: `surgeon run --dump all` on the model's test_data_set_0 inputs;
    every tensor's shape in manifest.json must agree with the inferred one
@@ -81,6 +82,8 @@ def parity(orig, ours, names):
     except Exception as e:  # onnx refuses the model: nothing to compare
         return None, str(e).splitlines()[0][:160] if str(e) else type(e).__name__
     theirs = types_of(inferred.graph, {})
+    input_syms = {d.dim_param for i in orig.graph.input
+                  for d in i.type.tensor_type.shape.dim if d.dim_param}
     problems, more = [], 0
     for name in sorted(names):
         mine = ours.get(name)
@@ -106,7 +109,7 @@ def parity(orig, ours, names):
                 if a != b:
                     problems.append("%s: onnx %s, surgeon %s" % (name, fmt(want), fmt(mine)))
                     break
-            elif isinstance(b, str) and not b.startswith("unk__"):
+            elif isinstance(b, str) and b in input_syms:
                 if isinstance(a, int):
                     more += 1
                 elif a != b:
