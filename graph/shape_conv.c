@@ -236,7 +236,7 @@ sg_status sh_matmul(struct sh_ctx *c, sg_node *n)
         return SG_OK;
     if (!a->rank || !b->rank)
         return sh_fail(c, n, "an operand is a scalar");
-    int64_t da[SG_MAX_RANK + 1], db[SG_MAX_RANK + 1];
+    int64_t da[SG_MAX_RANK + 1] = {0}, db[SG_MAX_RANK + 1] = {0};
     int ra = a->rank, rb = b->rank;
     sh_dims_copy(da, a->d, ra);
     sh_dims_copy(db, b->d, rb);
