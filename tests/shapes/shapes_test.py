@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Shape inference against onnx and against the runtime (ctest `shapes_*`).
 
-    shapes_test.py SURGEON [--nets DIR] [--corpus] [--known FILE] [--limit N]
+    shapes_test.py SURGEON [--nets DIR] [--flat DIR] [--corpus] [--known FILE] [--limit N]
 
 For every model (the libonnx-testdata corpus with --corpus, the real
 networks under --nets DIR/*/model.onnx):
@@ -17,12 +17,14 @@ networks under --nets DIR/*/model.onnx):
    onnx has none is counted as "surgeon knows more".
 3. Runtime: `surgeon run --dump all` on the model's test_data_set_0 inputs;
    every tensor's shape in manifest.json must agree with the inferred one
-   (rank, every number; a symbol stands for one size throughout a run).
+   (rank, every number; a symbol stands for one size throughout a run);
+   a model without test data whose inputs are static runs on --random 0.
 
 Mismatches fail the test unless listed in --known ("MODEL: reason", one a
 line, for differences that are onnx's, e.g. an older rule), which must not
 go stale: a listed model that now agrees fails too. Prints one line per
-model with a mismatch and totals; exit 1 on any failure, 77 when nothing
+model with a mismatch, one per model where surgeon knows more (with
+examples), and totals; exit 1 on any failure, 77 when nothing
 can be checked (saying why).
 """
 import argparse
@@ -84,13 +86,13 @@ def parity(orig, ours, names):
     theirs = types_of(inferred.graph, {})
     input_syms = {d.dim_param for i in orig.graph.input
                   for d in i.type.tensor_type.shape.dim if d.dim_param}
-    problems, more = [], 0
+    problems, more = [], []
     for name in sorted(names):
         mine = ours.get(name)
         want = theirs.get(name)
         if want is None or (want[0] == 0 and want[1] is None):
             if mine is not None and mine[1] is not None:
-                more += 1
+                more.append("%s: onnx nothing, surgeon %s" % (name, fmt(mine)))
             continue
         if mine is None:
             problems.append("%s: onnx %s, surgeon nothing" % (name, fmt(want)))
@@ -99,11 +101,13 @@ def parity(orig, ours, names):
             problems.append("%s: element type onnx %d, surgeon %d" % (name, want[0], mine[0]))
             continue
         if want[1] is None:
-            more += mine[1] is not None
+            if mine[1] is not None:
+                more.append("%s: onnx %s, surgeon %s" % (name, fmt(want), fmt(mine)))
             continue
         if mine[1] is None or len(mine[1]) != len(want[1]):
             problems.append("%s: onnx %s, surgeon %s" % (name, fmt(want), fmt(mine)))
             continue
+        knows_more = False
         for a, b in zip(mine[1], want[1]):
             if isinstance(b, int):
                 if a != b:
@@ -111,12 +115,14 @@ def parity(orig, ours, names):
                     break
             elif isinstance(b, str) and b in input_syms:
                 if isinstance(a, int):
-                    more += 1
+                    knows_more = True
                 elif a != b:
                     problems.append("%s: onnx %s, surgeon %s" % (name, fmt(want), fmt(mine)))
                     break
             elif isinstance(a, int):
-                more += 1
+                knows_more = True
+        if knows_more:
+            more.append("%s: onnx %s, surgeon %s" % (name, fmt(want), fmt(mine)))
     return problems, more
 
 
@@ -135,12 +141,16 @@ def runtime_check(surgeon, model_path, model, ours, tmp):
     inputs = [i.name for i in model.graph.input if i.name not in inits]
     files = sorted(glob.glob(os.path.join(case, "input_*.pb")),
                    key=lambda p: int(os.path.basename(p)[6:-3]))
-    if not files or len(files) != len(inputs):
-        return None, "no test_data_set_0 inputs for every graph input"
     out = os.path.join(tmp, "run")
     cmd = [surgeon, "run", model_path, "-o", out, "--dump", "all"]
-    for name, f in zip(inputs, files):
-        cmd += ["-i", "%s=%s" % (name, f)]
+    if files and len(files) == len(inputs):
+        for name, f in zip(inputs, files):
+            cmd += ["-i", "%s=%s" % (name, f)]
+    elif all(i.name in inits or (i.type.tensor_type.HasField("shape") and all(
+            d.HasField("dim_value") for d in i.type.tensor_type.shape.dim)) for i in model.graph.input):
+        cmd += ["--random", "0"]  # static inputs: random data has the shapes that count
+    else:
+        return None, "no test_data_set_0 inputs and inputs not static"
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         return None, "the runtime does not run it: %s" % (r.stderr.strip().splitlines() or ["?"])[-1][:120]
@@ -172,6 +182,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("surgeon")
     ap.add_argument("--nets")
+    ap.add_argument("--flat", help="a folder of *.onnx models")
     ap.add_argument("--corpus", action="store_true")
     ap.add_argument("--known")
     ap.add_argument("--limit", type=int, default=0)
@@ -186,10 +197,12 @@ def main():
             models += sorted(glob.glob(os.path.join(DATA, f, "*", "model.onnx")))
     if args.nets:
         models += sorted(glob.glob(os.path.join(args.nets, "*", "model.onnx")))
+    if args.flat:
+        models += sorted(glob.glob(os.path.join(args.flat, "*.onnx")))
     if args.limit:
         models = models[:args.limit]
     if not models:
-        print("SKIP: no models found (%s)" % (args.nets or DATA))
+        print("SKIP: no models found (%s)" % (args.nets or args.flat or DATA))
         return 77
     known = {}
     if args.known and os.path.exists(args.known):
@@ -203,7 +216,7 @@ def main():
     tot = dict(models=0, parity=0, onnx_refused=0, more=0, run=0, tensors=0, failed=0, known=0)
     for path in models:
         label = os.path.relpath(path, os.path.dirname(os.path.dirname(os.path.dirname(path))))
-        label = os.path.dirname(label)
+        label = os.path.dirname(label) if os.path.basename(path) == "model.onnx" else os.path.basename(path)
         tot["models"] += 1
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "shaped.onnx")
@@ -227,7 +240,10 @@ def main():
                 problems = []
             else:
                 tot["parity"] += 1
-                tot["more"] += more
+                tot["more"] += len(more)
+                if more:
+                    print("more %s: surgeon knows %d shapes or dims onnx does not, e.g. %s" % (
+                        label, len(more), "; ".join(more[:2])))
             rp, checked = runtime_check(args.surgeon, path, orig, ours, tmp)
             if rp is not None:
                 tot["run"] += 1
@@ -247,7 +263,7 @@ def main():
                 for p in problems[:6]:
                     print("    " + p)
     print("%(models)d models: %(parity)d compared with onnx (%(onnx_refused)d refused by onnx's "
-          "strict mode), %(more)d dims or shapes surgeon knows beyond onnx; %(run)d run, "
+          "strict mode), %(more)d values whose shape surgeon knows beyond onnx; %(run)d run, "
           "%(tensors)d tensor shapes checked against the run; %(known)d known differences; "
           "%(failed)d failed" % tot)
     return 1 if tot["failed"] else 0
