@@ -528,6 +528,7 @@ static sg_status merge_recorded(struct sh_ctx *c, sg_node *n, sg_value *v, struc
 static sg_status infer_node(struct sh_ctx *c, sg_node *n)
 {
     sh_rule_fn fn = default_domain(n) ? sh_rule_find(n->op_type) : NULL;
+    c->work++;
     for (uint32_t i = 0; i < n->n_outputs; i++) {
         struct sh *s = sh_rec(c, n->outputs[i]);
         if (s) {
@@ -651,6 +652,7 @@ sg_status sg_graph_infer_shapes(sg_graph *g, const struct sg_shape_opts *opts,
         st = number_graph(g, &nb);
     if (!st) {
         c.n_recs = nb.n;
+        c.budget = 8 * (uint64_t)nb.n + 100000;
         c.recs = sg_calloc(nb.n ? nb.n : 1, sizeof *c.recs);
         if (!c.recs)
             st = SG_ENOMEM;

@@ -47,18 +47,6 @@ static sg_status copy_rec(struct sh_ctx *c, struct sh *dst, const struct sh *src
     return SG_OK;
 }
 
-static bool same_shape(const struct sh *a, const struct sh *b)
-{
-    if (!a || !b)
-        return !a && !b;
-    if (a->rank != b->rank || a->kind != b->kind)
-        return false;
-    for (int i = 0; i < a->rank; i++)
-        if (a->d[i] != b->d[i])
-            return false;
-    return true;
-}
-
 sg_status sh_if(struct sh_ctx *c, sg_node *n)
 {
     sg_graph *t = graph_attr(n, "then_branch"), *e = graph_attr(n, "else_branch");
@@ -102,61 +90,83 @@ sg_status sh_if(struct sh_ctx *c, sg_node *n)
     return st;
 }
 
-/*
- * Infer `body` with its inputs first..first+n_carried seeded from `init`
- * (records of the node inputs) until the carried outputs (body outputs
- * out_first..) have the shapes their inputs had. Returns the carried
- * shapes in the body input records.
- */
-static sg_status fixpoint(struct sh_ctx *c, sg_node *n, sg_graph *body, uint32_t in_first,
-                          uint32_t out_first, uint32_t n_carried, struct sh *const *init)
+/* Whether the carried input's record bi already covers what the body
+ * makes of it (bo): then another round would change nothing. */
+static bool covers(const struct sh *bi, const struct sh *bo)
 {
+    if (bi->kind == SH_OPAQUE)
+        return true;
+    if (!bo || bo->kind != bi->kind)
+        return false;
+    if (bi->rank == -1)
+        return true;
+    if (bi->rank != bo->rank)
+        return false;
+    for (int i = 0; i < bi->rank; i++)
+        if (bi->d[i] != SH_UNK && bi->d[i] != bo->d[i])
+            return false;
+    return true;
+}
+
+/* bi made to cover bo: the dims that differ unknown, or (`top`, or when
+ * the kinds or ranks differ) no shape at all. */
+static sg_status widen(struct sh_ctx *c, struct sh *bi, const struct sh *bo, bool top)
+{
+    if (bo && bi->kind == SH_SEQ && bo->kind == SH_SEQ && bi->rank == -2 && !top)
+        return copy_rec(c, bi, bo); /* an empty sequence gets the elements inserted */
+    if (!bo || bo->kind != bi->kind) {
+        bi->kind = SH_OPAQUE;
+        bi->rank = -1;
+        return SG_OK;
+    }
+    int64_t d[SG_MAX_RANK];
+    struct sh j = {.rank = bi->rank, .d = d};
+    join(&j, bi, bo);
+    struct sh keep = *bi;
+    keep.rank = top ? -1 : j.rank;
+    keep.d = d;
+    return copy_rec(c, bi, &keep);
+}
+
+/*
+ * Infer `body` with its carried inputs (in_first.., n_carried of them)
+ * seeded from `init` (the node inputs' records), widening them until they
+ * cover what the body makes of them (body outputs out_first..): the body's
+ * shapes then hold for every iteration. Two rounds join dims, the third
+ * drops what still changes, so a body is inferred at most four times; past
+ * the context's work budget (nested loops) the carried values start with
+ * no shape and the body is inferred once.
+ */
+static sg_status fixpoint(struct sh_ctx *c, sg_graph *body, uint32_t in_first, uint32_t out_first,
+                          uint32_t n_carried, struct sh *const *init)
+{
+    bool tight = c->work > c->budget;
     for (uint32_t k = 0; k < n_carried; k++) {
         struct sh *bi = sh_rec(c, body->inputs[in_first + k]);
-        if (bi && init[k] && init[k]->rank >= 0) {
-            sg_status st = copy_rec(c, bi, init[k]);
-            if (st)
-                return st;
-        }
-    }
-    for (int round = 0; round < 4; round++) {
-        sg_status st = sh_infer_graph(c, body);
+        sg_status st = SG_OK;
+        if (bi && init[k] && (init[k]->rank >= 0 || init[k]->kind != SH_TENSOR))
+            st = copy_rec(c, bi, init[k]);
+        if (bi && tight)
+            bi->rank = -1;
         if (st)
             return st;
+    }
+    for (int round = 0;; round++) {
+        sg_status st = sh_infer_graph(c, body);
+        if (st || tight)
+            return st;
         bool stable = true;
-        for (uint32_t k = 0; k < n_carried; k++) {
+        for (uint32_t k = 0; k < n_carried && !st; k++) {
             struct sh *bi = sh_rec(c, body->inputs[in_first + k]);
             struct sh *bo = sh_rec(c, body->outputs[out_first + k]);
-            if (!bi || same_shape(bi, bo))
+            if (!bi || covers(bi, bo))
                 continue;
             stable = false;
-            if (bo && bi->kind == SH_SEQ && bo->kind == SH_SEQ && bi->rank == -2) {
-                /* An empty sequence gets the elements the body inserts. */
-                if ((st = copy_rec(c, bi, bo)))
-                    return st;
-                continue;
-            }
-            if (!bo || bo->kind != bi->kind) {
-                bi->kind = SH_OPAQUE;
-                bi->rank = -1;
-                continue;
-            }
-            int64_t d[SG_MAX_RANK];
-            struct sh j = {.rank = bi->rank, .d = d};
-            join(&j, bi, bo);
-            if (round == 2)
-                j.rank = -1;
-            struct sh keep = *bi;
-            keep.rank = j.rank;
-            keep.d = d;
-            if ((st = copy_rec(c, bi, &keep)))
-                return st;
+            st = widen(c, bi, bo, round >= 2);
         }
-        if (stable)
-            return SG_OK;
+        if (st || stable)
+            return st;
     }
-    (void)n;
-    return SG_OK;
 }
 
 sg_status sh_loop(struct sh_ctx *c, sg_node *n)
@@ -185,7 +195,7 @@ sg_status sh_loop(struct sh_ctx *c, sg_node *n)
         return SG_OK;
     for (uint32_t k = 0; k < carried; k++)
         init[k] = sh_in(c, n, 2 + k);
-    sg_status st = fixpoint(c, n, body, 2, 1, carried, init);
+    sg_status st = fixpoint(c, body, 2, 1, carried, init);
     for (uint32_t k = 0; k < carried && !st; k++) {
         struct sh *bi = sh_rec(c, body->inputs[2 + k]);
         if (bi && (bi->rank >= 0 || bi->kind != SH_TENSOR))
@@ -254,7 +264,7 @@ sg_status sh_scan(struct sh_ctx *c, sg_node *n)
         return SG_OK;
     for (uint32_t k = 0; k < states; k++)
         init[k] = sh_in(c, n, k);
-    sg_status st = fixpoint(c, n, body, 0, 0, states, init);
+    sg_status st = fixpoint(c, body, 0, 0, states, init);
     for (uint32_t k = 0; k < states && !st; k++) {
         struct sh *bi = sh_rec(c, body->inputs[k]);
         if (bi && (bi->rank >= 0 || bi->kind != SH_TENSOR))

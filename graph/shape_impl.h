@@ -76,6 +76,9 @@ struct sh_ctx {
     size_t n_syms, cap_syms;
     struct sg__strmap symmap; /* name -> index + 1 */
     uint64_t fresh;
+    /* Node inferences so far, and the count past which loop bodies are
+     * inferred once (nested loops would otherwise multiply the rounds). */
+    uint64_t work, budget;
 };
 
 /* The record of v (a capture reads the value it stands for); NULL for an

@@ -126,6 +126,17 @@ case("einsum", model(
      vi("p", F, [2, 3]), vi("q", F, [3, 9]), vi("d", F, [5, 4, 4])],
     [out("m"), out("t"), out("o"), out("dt")]),
     {"m": ["B", 3, 5], "t": [7, 6, 3, 2], "o": [2, 9], "dt": [5]})
+# A Loop-carried value that grows each iteration: its dim is not the first.
+body = helper.make_graph(
+    [N("Concat", ["v_in", "one"], ["v_out"], axis=0), N("Identity", ["c_in"], ["c_out"]),
+     N("ReduceSum", ["v_in"], ["s_out"], keepdims=1)],
+    "body", [vi("it", I64, []), vi("c_in", TensorProto.BOOL, []), vi("v_in", F, None)],
+    [vi("c_out", TensorProto.BOOL, []), vi("v_out", F, None), vi("s_out", F, None)],
+    initializer=[numpy_helper.from_array(np.ones([1], np.float32), "one")])
+case("loop_growing_carried", model(
+    [N("Loop", ["m", "", "v0"], ["v", "s"], body=body)],
+    [vi("v0", F, [2])], [out("v"), out("s")], [const("m", np.array(3, np.int64))]),
+    {"v": ["?"], "v_out": ["?"], "s_out": [1], "s": ["unk", 1]})
 
 # Bad input: the finding names the node and the shapes.
 BAD = [
