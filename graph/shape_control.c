@@ -221,13 +221,75 @@ sg_status sh_loop(struct sh_ctx *c, sg_node *n)
     return st;
 }
 
+/* Scan before opset 9: input 0 is sequence_lens, every other input and
+ * output has a batch axis first, scan inputs and outputs then the
+ * sequence axis. */
+static sg_status scan8(struct sh_ctx *c, sg_node *n, sg_graph *body)
+{
+    int64_t m = sg_attr_int(n, "num_scan_inputs", -1);
+    if (m < 1 || (uint64_t)m + 1 > n->n_inputs || body->n_inputs != n->n_inputs - 1 ||
+        body->n_outputs != n->n_outputs || n->n_inputs - 1 - m > n->n_outputs)
+        return sh_fail(c, n,
+                       "num_scan_inputs %lld does not fit %u inputs, body of %u inputs and "
+                       "%u outputs",
+                       (long long)m, n->n_inputs, body->n_inputs, body->n_outputs);
+    uint32_t states = n->n_inputs - 1 - (uint32_t)m;
+    if (states > 256)
+        return SG_OK;
+    int64_t batch = SH_UNK, seq = SH_UNK;
+    struct sh tmp[256], *init[256] = {0};
+    int64_t *dims = sg_arena_alloc(c->a, (size_t)(states + 1) * SG_MAX_RANK * sizeof *dims);
+    if (!dims)
+        return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
+    for (uint32_t k = 0; k < n->n_inputs - 1; k++) {
+        struct sh *x = sh_in_ranked(c, n, 1 + k);
+        bool scan = k >= states;
+        if (!x)
+            continue;
+        if (x->rank < (scan ? 2 : 1))
+            return sh_fail(c, n, "input %u of rank %d has no batch%s axis", 1 + k, x->rank,
+                           scan ? " and sequence" : "");
+        if (!sh_unify(batch, x->d[0], &batch) || (scan && !sh_unify(seq, x->d[1], &seq)))
+            return sh_fail(c, n, "inputs of different batches or sequence lengths");
+        int drop = scan ? 2 : 1;
+        struct sh e = {.rank = x->rank - drop, .dtype = x->dtype, .nval = -1};
+        if (scan) {
+            e.d = x->d + drop;
+            struct sh *bi = sh_rec(c, body->inputs[k]);
+            sg_status st = bi ? copy_rec(c, bi, &e) : SG_OK;
+            if (st)
+                return st;
+        } else {
+            e.d = dims + (size_t)k * SG_MAX_RANK;
+            sh_dims_copy(e.d, x->d + 1, e.rank);
+            tmp[k] = e;
+            init[k] = &tmp[k];
+        }
+    }
+    sg_status st = fixpoint(c, body, 0, 0, states, init);
+    for (uint32_t k = 0; k < n->n_outputs && !st; k++) {
+        struct sh *b = k < states ? sh_rec(c, body->inputs[k]) : sh_rec(c, body->outputs[k]);
+        if (!b || b->kind != SH_TENSOR || b->rank < 0 || b->rank + 2 > SG_MAX_RANK)
+            continue;
+        int lead = k < states ? 1 : 2;
+        int64_t d[SG_MAX_RANK];
+        d[0] = batch;
+        d[1] = seq;
+        for (int i = 0; i < b->rank; i++)
+            d[lead + i] = b->d[i];
+        st = sh_set_out(c, n, k, b->rank + lead, d);
+        sh_set_dtype(c, n, k, b->dtype);
+    }
+    return st;
+}
+
 sg_status sh_scan(struct sh_ctx *c, sg_node *n)
 {
     sg_graph *body = graph_attr(n, "body");
     if (!body)
         return sh_fail(c, n, "no body");
     if (c->opset < 9)
-        return SG_OK; /* opset 8's batch axis and sequence_lens: not followed */
+        return scan8(c, n, body);
     int64_t m = sg_attr_int(n, "num_scan_inputs", -1);
     if (m < 1 || (uint64_t)m > n->n_inputs || body->n_inputs != n->n_inputs ||
         body->n_outputs != n->n_outputs || n->n_inputs - m > n->n_outputs)

@@ -153,6 +153,9 @@ bool sh_unify(int64_t a, int64_t b, int64_t *out);
  * numbers differ and neither is 1. */
 bool sh_bcast_dim(int64_t a, int64_t b, int64_t *out);
 
+/* s from a recorded type (tensor, sequence of tensors; others opaque). */
+sg_status sh_seed_type(struct sh_ctx *c, struct sh *s, const sg_type *t);
+
 /* The op rules. */
 typedef sg_status (*sh_rule_fn)(struct sh_ctx *c, sg_node *n);
 sh_rule_fn sh_rule_find(const char *op_type);
@@ -235,6 +238,7 @@ sg_status sh_string_normalizer(struct sh_ctx *c, sg_node *n);
 sg_status sh_tfidf(struct sh_ctx *c, sg_node *n);
 sg_status sh_sequence_map(struct sh_ctx *c, sg_node *n);
 sg_status sh_einsum(struct sh_ctx *c, sg_node *n);
+sg_status sh_training(struct sh_ctx *c, sg_node *n);
 sg_status sh_if(struct sh_ctx *c, sg_node *n);
 sg_status sh_loop(struct sh_ctx *c, sg_node *n);
 sg_status sh_scan(struct sh_ctx *c, sg_node *n);
