@@ -180,6 +180,22 @@ sg_status sh_set_val(struct sh_ctx *c, const sg_node *n, uint32_t i, int32_t num
     return SG_OK;
 }
 
+sg_status sh_training(struct sh_ctx *c, sg_node *n)
+{
+    /* Adagrad (R, T, X.., G.., H..) -> (X.., H..), Adam (.., V.., H..) ->
+     * (X.., V.., H..), Momentum (.., V..) -> (X.., V..): n tensors each. */
+    if (n->n_inputs < 2 + n->n_outputs)
+        return sh_fail(c, n, "%u inputs for %u outputs", n->n_inputs, n->n_outputs);
+    uint32_t k = n->n_inputs - 2 - n->n_outputs;
+    sg_status st = SG_OK;
+    for (uint32_t i = 0; k && i < n->n_outputs && !st; i++) {
+        struct sh *x = sh_in(c, n, 2 + i % k);
+        st = sh_copy_out(c, n, i, 2 + i % k);
+        sh_set_dtype(c, n, i, x ? x->dtype : 0);
+    }
+    return st;
+}
+
 sg_status sh_set_kind(struct sh_ctx *c, const sg_node *n, uint32_t i, enum sh_kind kind, int rank,
                       const int64_t *dims)
 {
@@ -401,10 +417,10 @@ static sg_status seed_const(struct sh_ctx *c, struct sh *s, sg_tensor *t)
     return SG_OK;
 }
 
-static sg_status seed_type(struct sh_ctx *c, struct sh *s, const sg_type *t)
+sg_status sh_seed_type(struct sh_ctx *c, struct sh *s, const sg_type *t)
 {
     if (t && t->kind == SG_TYPE_SEQUENCE && t->elem && t->elem->kind == SG_TYPE_TENSOR) {
-        sg_status st = seed_type(c, s, t->elem);
+        sg_status st = sh_seed_type(c, s, t->elem);
         s->kind = SH_SEQ;
         return st;
     }
@@ -496,6 +512,15 @@ static bool default_domain(const sg_node *n)
     return !n->domain || !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
 }
 
+/* The optimizers of the training domain: each output has the shape of the
+ * tensor it updates. */
+static bool training_op(const sg_node *n)
+{
+    return n->domain && strcmp(n->domain, "ai.onnx.preview.training") == 0 &&
+           (!strcmp(n->op_type, "Adagrad") || !strcmp(n->op_type, "Adam") ||
+            !strcmp(n->op_type, "Momentum"));
+}
+
 /* Merge the inferred record s of value v with v's recorded type. */
 static sg_status merge_recorded(struct sh_ctx *c, sg_node *n, sg_value *v, struct sh *s)
 {
@@ -504,7 +529,7 @@ static sg_status merge_recorded(struct sh_ctx *c, sg_node *n, sg_value *v, struc
         t->shape->rank > SG_MAX_RANK)
         return SG_OK;
     struct sh rec = {.rank = -1, .nval = -1};
-    if (seed_type(c, &rec, t))
+    if (sh_seed_type(c, &rec, t))
         return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
     if (s->rank < 0) {
         s->rank = rec.rank;
@@ -527,7 +552,10 @@ static sg_status merge_recorded(struct sh_ctx *c, sg_node *n, sg_value *v, struc
 
 static sg_status infer_node(struct sh_ctx *c, sg_node *n)
 {
-    sh_rule_fn fn = default_domain(n) ? sh_rule_find(n->op_type) : NULL;
+    sh_rule_fn fn = default_domain(n) ? sh_rule_find(n->op_type)
+                    : training_op(n)  ? sh_training
+                                      : NULL;
+    c->work++;
     for (uint32_t i = 0; i < n->n_outputs; i++) {
         struct sh *s = sh_rec(c, n->outputs[i]);
         if (s) {
@@ -651,6 +679,7 @@ sg_status sg_graph_infer_shapes(sg_graph *g, const struct sg_shape_opts *opts,
         st = number_graph(g, &nb);
     if (!st) {
         c.n_recs = nb.n;
+        c.budget = 8 * (uint64_t)nb.n + 100000;
         c.recs = sg_calloc(nb.n ? nb.n : 1, sizeof *c.recs);
         if (!c.recs)
             st = SG_ENOMEM;
@@ -669,7 +698,7 @@ sg_status sg_graph_infer_shapes(sg_graph *g, const struct sg_shape_opts *opts,
         if (v->init && !(v->flags & SG_VALUE_INPUT && v->type))
             st = seed_tensor(&c, s, v->init);
         else
-            st = seed_type(&c, s, v->type);
+            st = sh_seed_type(&c, s, v->type);
         if (st)
             st = sg_diag_set(diag, st, "out of memory");
     }

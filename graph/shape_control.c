@@ -47,18 +47,6 @@ static sg_status copy_rec(struct sh_ctx *c, struct sh *dst, const struct sh *src
     return SG_OK;
 }
 
-static bool same_shape(const struct sh *a, const struct sh *b)
-{
-    if (!a || !b)
-        return !a && !b;
-    if (a->rank != b->rank || a->kind != b->kind)
-        return false;
-    for (int i = 0; i < a->rank; i++)
-        if (a->d[i] != b->d[i])
-            return false;
-    return true;
-}
-
 sg_status sh_if(struct sh_ctx *c, sg_node *n)
 {
     sg_graph *t = graph_attr(n, "then_branch"), *e = graph_attr(n, "else_branch");
@@ -102,61 +90,83 @@ sg_status sh_if(struct sh_ctx *c, sg_node *n)
     return st;
 }
 
-/*
- * Infer `body` with its inputs first..first+n_carried seeded from `init`
- * (records of the node inputs) until the carried outputs (body outputs
- * out_first..) have the shapes their inputs had. Returns the carried
- * shapes in the body input records.
- */
-static sg_status fixpoint(struct sh_ctx *c, sg_node *n, sg_graph *body, uint32_t in_first,
-                          uint32_t out_first, uint32_t n_carried, struct sh *const *init)
+/* Whether the carried input's record bi already covers what the body
+ * makes of it (bo): then another round would change nothing. */
+static bool covers(const struct sh *bi, const struct sh *bo)
 {
+    if (bi->kind == SH_OPAQUE)
+        return true;
+    if (!bo || bo->kind != bi->kind)
+        return false;
+    if (bi->rank == -1)
+        return true;
+    if (bi->rank != bo->rank)
+        return false;
+    for (int i = 0; i < bi->rank; i++)
+        if (bi->d[i] != SH_UNK && bi->d[i] != bo->d[i])
+            return false;
+    return true;
+}
+
+/* bi made to cover bo: the dims that differ unknown, or (`top`, or when
+ * the kinds or ranks differ) no shape at all. */
+static sg_status widen(struct sh_ctx *c, struct sh *bi, const struct sh *bo, bool top)
+{
+    if (bo && bi->kind == SH_SEQ && bo->kind == SH_SEQ && bi->rank == -2 && !top)
+        return copy_rec(c, bi, bo); /* an empty sequence gets the elements inserted */
+    if (!bo || bo->kind != bi->kind) {
+        bi->kind = SH_OPAQUE;
+        bi->rank = -1;
+        return SG_OK;
+    }
+    int64_t d[SG_MAX_RANK];
+    struct sh j = {.rank = bi->rank, .d = d};
+    join(&j, bi, bo);
+    struct sh keep = *bi;
+    keep.rank = top ? -1 : j.rank;
+    keep.d = d;
+    return copy_rec(c, bi, &keep);
+}
+
+/*
+ * Infer `body` with its carried inputs (in_first.., n_carried of them)
+ * seeded from `init` (the node inputs' records), widening them until they
+ * cover what the body makes of them (body outputs out_first..): the body's
+ * shapes then hold for every iteration. Two rounds join dims, the third
+ * drops what still changes, so a body is inferred at most four times; past
+ * the context's work budget (nested loops) the carried values start with
+ * no shape and the body is inferred once.
+ */
+static sg_status fixpoint(struct sh_ctx *c, sg_graph *body, uint32_t in_first, uint32_t out_first,
+                          uint32_t n_carried, struct sh *const *init)
+{
+    bool tight = c->work > c->budget;
     for (uint32_t k = 0; k < n_carried; k++) {
         struct sh *bi = sh_rec(c, body->inputs[in_first + k]);
-        if (bi && init[k] && init[k]->rank >= 0) {
-            sg_status st = copy_rec(c, bi, init[k]);
-            if (st)
-                return st;
-        }
-    }
-    for (int round = 0; round < 4; round++) {
-        sg_status st = sh_infer_graph(c, body);
+        sg_status st = SG_OK;
+        if (bi && init[k] && (init[k]->rank >= 0 || init[k]->kind != SH_TENSOR))
+            st = copy_rec(c, bi, init[k]);
+        if (bi && tight)
+            bi->rank = -1;
         if (st)
             return st;
+    }
+    for (int round = 0;; round++) {
+        sg_status st = sh_infer_graph(c, body);
+        if (st || tight)
+            return st;
         bool stable = true;
-        for (uint32_t k = 0; k < n_carried; k++) {
+        for (uint32_t k = 0; k < n_carried && !st; k++) {
             struct sh *bi = sh_rec(c, body->inputs[in_first + k]);
             struct sh *bo = sh_rec(c, body->outputs[out_first + k]);
-            if (!bi || same_shape(bi, bo))
+            if (!bi || covers(bi, bo))
                 continue;
             stable = false;
-            if (bo && bi->kind == SH_SEQ && bo->kind == SH_SEQ && bi->rank == -2) {
-                /* An empty sequence gets the elements the body inserts. */
-                if ((st = copy_rec(c, bi, bo)))
-                    return st;
-                continue;
-            }
-            if (!bo || bo->kind != bi->kind) {
-                bi->kind = SH_OPAQUE;
-                bi->rank = -1;
-                continue;
-            }
-            int64_t d[SG_MAX_RANK];
-            struct sh j = {.rank = bi->rank, .d = d};
-            join(&j, bi, bo);
-            if (round == 2)
-                j.rank = -1;
-            struct sh keep = *bi;
-            keep.rank = j.rank;
-            keep.d = d;
-            if ((st = copy_rec(c, bi, &keep)))
-                return st;
+            st = widen(c, bi, bo, round >= 2);
         }
-        if (stable)
-            return SG_OK;
+        if (st || stable)
+            return st;
     }
-    (void)n;
-    return SG_OK;
 }
 
 sg_status sh_loop(struct sh_ctx *c, sg_node *n)
@@ -180,12 +190,12 @@ sg_status sh_loop(struct sh_ctx *c, sg_node *n)
         cond->rank = 0;
         cond->dtype = SG_DTYPE_BOOL;
     }
-    struct sh *init[256];
+    struct sh *init[256] = {0};
     if (carried > 256)
         return SG_OK;
     for (uint32_t k = 0; k < carried; k++)
         init[k] = sh_in(c, n, 2 + k);
-    sg_status st = fixpoint(c, n, body, 2, 1, carried, init);
+    sg_status st = fixpoint(c, body, 2, 1, carried, init);
     for (uint32_t k = 0; k < carried && !st; k++) {
         struct sh *bi = sh_rec(c, body->inputs[2 + k]);
         if (bi && (bi->rank >= 0 || bi->kind != SH_TENSOR))
@@ -211,13 +221,75 @@ sg_status sh_loop(struct sh_ctx *c, sg_node *n)
     return st;
 }
 
+/* Scan before opset 9: input 0 is sequence_lens, every other input and
+ * output has a batch axis first, scan inputs and outputs then the
+ * sequence axis. */
+static sg_status scan8(struct sh_ctx *c, sg_node *n, sg_graph *body)
+{
+    int64_t m = sg_attr_int(n, "num_scan_inputs", -1);
+    if (m < 1 || (uint64_t)m + 1 > n->n_inputs || body->n_inputs != n->n_inputs - 1 ||
+        body->n_outputs != n->n_outputs || n->n_inputs - 1 - m > n->n_outputs)
+        return sh_fail(c, n,
+                       "num_scan_inputs %lld does not fit %u inputs, body of %u inputs and "
+                       "%u outputs",
+                       (long long)m, n->n_inputs, body->n_inputs, body->n_outputs);
+    uint32_t states = n->n_inputs - 1 - (uint32_t)m;
+    if (states > 256)
+        return SG_OK;
+    int64_t batch = SH_UNK, seq = SH_UNK;
+    struct sh tmp[256], *init[256] = {0};
+    int64_t *dims = sg_arena_alloc(c->a, (size_t)(states + 1) * SG_MAX_RANK * sizeof *dims);
+    if (!dims)
+        return sg_diag_set(c->diag, SG_ENOMEM, "out of memory");
+    for (uint32_t k = 0; k < n->n_inputs - 1; k++) {
+        struct sh *x = sh_in_ranked(c, n, 1 + k);
+        bool scan = k >= states;
+        if (!x)
+            continue;
+        if (x->rank < (scan ? 2 : 1))
+            return sh_fail(c, n, "input %u of rank %d has no batch%s axis", 1 + k, x->rank,
+                           scan ? " and sequence" : "");
+        if (!sh_unify(batch, x->d[0], &batch) || (scan && !sh_unify(seq, x->d[1], &seq)))
+            return sh_fail(c, n, "inputs of different batches or sequence lengths");
+        int drop = scan ? 2 : 1;
+        struct sh e = {.rank = x->rank - drop, .dtype = x->dtype, .nval = -1};
+        if (scan) {
+            e.d = x->d + drop;
+            struct sh *bi = sh_rec(c, body->inputs[k]);
+            sg_status st = bi ? copy_rec(c, bi, &e) : SG_OK;
+            if (st)
+                return st;
+        } else {
+            e.d = dims + (size_t)k * SG_MAX_RANK;
+            sh_dims_copy(e.d, x->d + 1, e.rank);
+            tmp[k] = e;
+            init[k] = &tmp[k];
+        }
+    }
+    sg_status st = fixpoint(c, body, 0, 0, states, init);
+    for (uint32_t k = 0; k < n->n_outputs && !st; k++) {
+        struct sh *b = k < states ? sh_rec(c, body->inputs[k]) : sh_rec(c, body->outputs[k]);
+        if (!b || b->kind != SH_TENSOR || b->rank < 0 || b->rank + 2 > SG_MAX_RANK)
+            continue;
+        int lead = k < states ? 1 : 2;
+        int64_t d[SG_MAX_RANK];
+        d[0] = batch;
+        d[1] = seq;
+        for (int i = 0; i < b->rank; i++)
+            d[lead + i] = b->d[i];
+        st = sh_set_out(c, n, k, b->rank + lead, d);
+        sh_set_dtype(c, n, k, b->dtype);
+    }
+    return st;
+}
+
 sg_status sh_scan(struct sh_ctx *c, sg_node *n)
 {
     sg_graph *body = graph_attr(n, "body");
     if (!body)
         return sh_fail(c, n, "no body");
     if (c->opset < 9)
-        return SG_OK; /* opset 8's batch axis and sequence_lens: not followed */
+        return scan8(c, n, body);
     int64_t m = sg_attr_int(n, "num_scan_inputs", -1);
     if (m < 1 || (uint64_t)m > n->n_inputs || body->n_inputs != n->n_inputs ||
         body->n_outputs != n->n_outputs || n->n_inputs - m > n->n_outputs)
@@ -249,12 +321,12 @@ sg_status sh_scan(struct sh_ctx *c, sg_node *n)
         if (st)
             return st;
     }
-    struct sh *init[256];
+    struct sh *init[256] = {0};
     if (states > 256)
         return SG_OK;
     for (uint32_t k = 0; k < states; k++)
         init[k] = sh_in(c, n, k);
-    sg_status st = fixpoint(c, n, body, 0, 0, states, init);
+    sg_status st = fixpoint(c, body, 0, 0, states, init);
     for (uint32_t k = 0; k < states && !st; k++) {
         struct sh *bi = sh_rec(c, body->inputs[k]);
         if (bi && (bi->rank >= 0 || bi->kind != SH_TENSOR))

@@ -236,7 +236,7 @@ sg_status sh_matmul(struct sh_ctx *c, sg_node *n)
         return SG_OK;
     if (!a->rank || !b->rank)
         return sh_fail(c, n, "an operand is a scalar");
-    int64_t da[SG_MAX_RANK + 1], db[SG_MAX_RANK + 1];
+    int64_t da[SG_MAX_RANK + 1] = {0}, db[SG_MAX_RANK + 1] = {0};
     int ra = a->rank, rb = b->rank;
     sh_dims_copy(da, a->d, ra);
     sh_dims_copy(db, b->d, rb);
@@ -278,8 +278,12 @@ sg_status sh_matmul(struct sh_ctx *c, sg_node *n)
 sg_status sh_gemm(struct sh_ctx *c, sg_node *n)
 {
     struct sh *a = sh_in_ranked(c, n, 0), *b = sh_in_ranked(c, n, 1);
-    if (!a || !b)
-        return SG_OK;
+    int64_t unk[2] = {SH_UNK, SH_UNK};
+    struct sh none = {.rank = 2, .d = unk};
+    if (!a && !b)
+        return sh_set_out(c, n, 0, 2, unk);
+    a = a ? a : &none;
+    b = b ? b : &none;
     if (a->rank != 2 || b->rank != 2)
         return sh_fail(c, n, "operands of rank %d and %d, not 2", a->rank, b->rank);
     bool ta = sg_attr_int(n, "transA", 0) != 0, tb = sg_attr_int(n, "transB", 0) != 0;

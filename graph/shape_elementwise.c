@@ -195,9 +195,24 @@ sg_status sh_where(struct sh_ctx *c, sg_node *n)
 
 sg_status sh_expand(struct sh_ctx *c, sg_node *n)
 {
-    struct sh *x = sh_in_ranked(c, n, 0);
+    struct sh *x = sh_in_ranked(c, n, 0), *sv = sh_in_ranked(c, n, 1);
     const int64_t *v, *vs;
     int32_t k;
+    if (x && sv && sv->rank == 1 && sh_num(sv->d[0]) && sv->d[0] <= SG_MAX_RANK &&
+        !sh_in_val(c, n, 1, &v, &vs, &k)) {
+        /* The shape's values unknown, its length known: a dim of x other
+         * than 1 is the output's (the shape has it or 1 there). */
+        int r = x->rank > sv->d[0] ? x->rank : (int)sv->d[0];
+        int64_t out[SG_MAX_RANK];
+        for (int i = 0; i < r; i++) {
+            int j = i - (r - x->rank), q = i - (r - (int)sv->d[0]);
+            if (q < 0)
+                out[i] = x->d[j]; /* the shape is shorter: x's dim as it is */
+            else
+                out[i] = j >= 0 && sh_num(x->d[j]) && x->d[j] != 1 ? x->d[j] : SH_UNK;
+        }
+        return sh_set_out(c, n, 0, r, out);
+    }
     if (!x || !sh_in_val(c, n, 1, &v, &vs, &k))
         return SG_OK;
     if (k > SG_MAX_RANK)

@@ -76,6 +76,9 @@ struct sh_ctx {
     size_t n_syms, cap_syms;
     struct sg__strmap symmap; /* name -> index + 1 */
     uint64_t fresh;
+    /* Node inferences so far, and the count past which loop bodies are
+     * inferred once (nested loops would otherwise multiply the rounds). */
+    uint64_t work, budget;
 };
 
 /* The record of v (a capture reads the value it stands for); NULL for an
@@ -150,6 +153,9 @@ bool sh_unify(int64_t a, int64_t b, int64_t *out);
  * numbers differ and neither is 1. */
 bool sh_bcast_dim(int64_t a, int64_t b, int64_t *out);
 
+/* s from a recorded type (tensor, sequence of tensors; others opaque). */
+sg_status sh_seed_type(struct sh_ctx *c, struct sh *s, const sg_type *t);
+
 /* The op rules. */
 typedef sg_status (*sh_rule_fn)(struct sh_ctx *c, sg_node *n);
 sh_rule_fn sh_rule_find(const char *op_type);
@@ -158,7 +164,7 @@ sh_rule_fn sh_rule_find(const char *op_type);
 sg_status sh_infer_graph(struct sh_ctx *c, sg_graph *g);
 
 /* Families (shape_elementwise.c, shape_conv.c, shape_tensor.c,
- * shape_reduce.c, shape_nn.c, shape_control.c). */
+ * shape_reduce.c, shape_nn.c, shape_control.c, shape_seq.c, shape_misc.c). */
 sg_status sh_same(struct sh_ctx *c, sg_node *n);
 sg_status sh_bcast(struct sh_ctx *c, sg_node *n);
 sg_status sh_where(struct sh_ctx *c, sg_node *n);
@@ -220,6 +226,19 @@ sg_status sh_split_to_seq(struct sh_ctx *c, sg_node *n);
 sg_status sh_concat_from_seq(struct sh_ctx *c, sg_node *n);
 sg_status sh_optional(struct sh_ctx *c, sg_node *n);
 sg_status sh_optional_get(struct sh_ctx *c, sg_node *n);
+sg_status sh_det(struct sh_ctx *c, sg_node *n);
+sg_status sh_grid_sample(struct sh_ctx *c, sg_node *n);
+sg_status sh_max_unpool(struct sh_ctx *c, sg_node *n);
+sg_status sh_loss(struct sh_ctx *c, sg_node *n);
+sg_status sh_dft(struct sh_ctx *c, sg_node *n);
+sg_status sh_stft(struct sh_ctx *c, sg_node *n);
+sg_status sh_mel(struct sh_ctx *c, sg_node *n);
+sg_status sh_col2im(struct sh_ctx *c, sg_node *n);
+sg_status sh_string_normalizer(struct sh_ctx *c, sg_node *n);
+sg_status sh_tfidf(struct sh_ctx *c, sg_node *n);
+sg_status sh_sequence_map(struct sh_ctx *c, sg_node *n);
+sg_status sh_einsum(struct sh_ctx *c, sg_node *n);
+sg_status sh_training(struct sh_ctx *c, sg_node *n);
 sg_status sh_if(struct sh_ctx *c, sg_node *n);
 sg_status sh_loop(struct sh_ctx *c, sg_node *n);
 sg_status sh_scan(struct sh_ctx *c, sg_node *n);

@@ -47,8 +47,10 @@ sg_status sh_dropout(struct sh_ctx *c, sg_node *n)
 sg_status sh_rnn(struct sh_ctx *c, sg_node *n)
 {
     struct sh *x = sh_in_ranked(c, n, 0);
+    int64_t unk[3] = {SH_UNK, SH_UNK, SH_UNK};
+    struct sh none = {.rank = 3, .d = unk};
     if (!x)
-        return SG_OK;
+        x = &none; /* the outputs' ranks and hidden size are the op's own */
     if (x->rank != 3)
         return sh_fail(c, n, "input rank %d, not 3", x->rank);
     bool batch_first = sg_attr_int(n, "layout", 0) != 0;

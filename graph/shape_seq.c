@@ -167,5 +167,18 @@ sg_status sh_optional_get(struct sh_ctx *c, sg_node *n)
         return sh_copy_out(c, n, 0, 0);
     if (s && s->kind == SH_SEQ)
         return sh_seq_keep(c, n);
+    /* An optional declared with its element type (a graph input). */
+    const sg_value *v = n->n_inputs ? n->inputs[0] : NULL;
+    while (v && v->outer)
+        v = v->outer;
+    const sg_type *t = v ? v->type : NULL;
+    if (t && t->kind == SG_TYPE_OPTIONAL && t->elem && t->elem->kind != SG_TYPE_OPTIONAL) {
+        struct sh e = {.rank = -1, .nval = -1};
+        sg_status st = sh_seed_type(c, &e, t->elem);
+        if (st)
+            return sg_diag_set(c->diag, st, "out of memory");
+        sh_set_dtype(c, n, 0, e.dtype);
+        return sh_set_kind(c, n, 0, (enum sh_kind)e.kind, e.rank, e.d);
+    }
     return sh_set_kind(c, n, 0, SH_OPAQUE, -1, NULL);
 }

@@ -293,8 +293,10 @@ static int64_t dims_product(const int64_t *d, int from, int to)
 sg_status sh_flatten(struct sh_ctx *c, sg_node *n)
 {
     struct sh *x = sh_in_ranked(c, n, 0);
-    if (!x)
-        return SG_OK;
+    if (!x) {
+        int64_t unk[2] = {SH_UNK, SH_UNK};
+        return sh_set_out(c, n, 0, 2, unk);
+    }
     int64_t axis = sg_attr_int(n, "axis", 1);
     if (axis < 0)
         axis += x->rank;

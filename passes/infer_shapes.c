@@ -26,7 +26,7 @@ enum { OPT_STRICT, OPT_VALUE_INFO, OPT_COUNT };
 static const struct sg_opt_spec options[] = {
     [OPT_STRICT] = {"strict", SG_OPT_BOOL, "false",
                     "a conflict or bad shape is an error, not a warning"},
-    [OPT_VALUE_INFO] = {"value-info", SG_OPT_BOOL, "true",
+    [OPT_VALUE_INFO] = {"value_info", SG_OPT_BOOL, "true",
                         "list every inferred value in value_info (false: update the recorded "
                         "ones only)"},
 };
@@ -127,17 +127,22 @@ sg_status sg__recompute_shapes(sg_model *m, struct sg_pass_report *rep, struct s
     if (st)
         st = sg_diag_set(diag, st, "out of memory");
     /* A report of its own: the caller's counts changes of recorded shapes only. */
-    struct sg_pass_report inner = {.pass = rep->pass, .counts_only = true};
+    struct sg_pass_report inner = {.pass = rep->pass};
     if (!st)
         st = infer(m, false, false, &inner, diag);
+    /* Bad shapes after the change are the caller's warnings (the new input
+     * shape does not fit some node); nodes without a shape are findings. */
     for (size_t i = 0; !st && i < inner.n_items; i++) {
         const struct sg_report_item *it = &inner.items[i];
-        const char *what = !strcmp(it->what, "warning: shape conflict")
-                               ? "recorded shape contradicted (inferred kept)"
-                           : !strcmp(it->what, "shape not inferred") ? it->what
-                                                                     : NULL;
-        for (size_t k = 0; what && k < it->count; k++)
-            sg_report_info(rep, what, NULL);
+        bool bad = !strcmp(it->what, "warning: shape conflict");
+        if (!bad && strcmp(it->what, "shape not inferred"))
+            continue;
+        for (size_t k = 0; k < it->n_names; k++) {
+            if (bad)
+                sg_report_warn(rep, "shape conflict after the change", "%s", it->names[k]);
+            else
+                sg_report_info(rep, it->what, "%s", it->names[k]);
+        }
     }
     for (size_t i = 0; !st && i < r.n; i++)
         if (r.vals[i]->type != r.types[i]) {

@@ -11,7 +11,7 @@ static const struct sg_pass *const registry[] = {
     &sg_pass_set_batch,   &sg_pass_remove_identity, &sg_pass_eliminate_dead,
     &sg_pass_merge_casts, &sg_pass_unique_names,    &sg_pass_toposort,
     &sg_pass_rename,      &sg_pass_to_fp16,         &sg_pass_fold_constants,
-    &sg_pass_fold_bn,     &sg_pass_infer_shapes,
+    &sg_pass_fold_bn,     &sg_pass_infer_shapes,    &sg_pass_simplify,
 };
 
 const struct sg_pass *const *sg_pass_list(size_t *count)

@@ -32,8 +32,9 @@
  * Keeps intact: element types and ranks, other dims of the inputs, shared
  * constants (a rewritten shape gets its own initializer; the old one goes
  * only when nothing reads it any more). Recorded shapes downstream are
- * brought up to date by sg__rebatch_shapes: the new batch where it provably
- * is, the numbers cleared elsewhere.
+ * brought up to date by sg__rebatch_shapes (the new batch where it provably
+ * is, the numbers cleared elsewhere) and then recomputed by shape inference
+ * (sg__recompute_shapes).
  */
 #include "pass_impl.h"
 #include "sg_alloc.h"
@@ -610,12 +611,14 @@ static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pas
                          c.unsafe, c.unsafe == 1 ? "" : "s", c.first_unsafe);
         goto out;
     }
-    /* The recorded shapes downstream. With shape inference this is where
-     * it is called instead. */
+    /* The recorded shapes downstream: the proven ones rebatched and the
+     * others' numbers cleared, then all recomputed by shape inference. */
     struct sg__rebatch rb = {changed, changed_axes, n_changed,    &opts[OPT_BATCH].dim,
                              c.old,   c.n_old,      c.old_params, c.n_params,
                              &c.down};
     st = sg__rebatch_shapes(g, &rb, rep, diag);
+    if (!st)
+        st = sg__recompute_shapes(m, rep, diag);
 out:
     sg__ptrset_free(&c.down);
     sg__ptrset_free(&c.data);

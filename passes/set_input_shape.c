@@ -6,7 +6,8 @@
  * Keeps intact: element types and ranks (a shape of another rank is an
  * error), every node and value. Shapes recorded for values computed from a
  * changed input (graph outputs, value_info, at any depth) may now be wrong:
- * their dims become unknown, their element type and rank stay.
+ * their dims are cleared, then recomputed by shape inference
+ * (sg__recompute_shapes); what it cannot tell stays unknown.
  */
 #include "pass_impl.h"
 #include "sg_alloc.h"
@@ -105,6 +106,8 @@ static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pas
         else
             st = sg__clear_shapes(g, &down, rep, diag);
         sg__ptrset_free(&down);
+        if (!st)
+            st = sg__recompute_shapes(m, rep, diag);
     }
     sg_free(changed);
     return st;
@@ -112,7 +115,7 @@ static sg_status run(sg_model *m, const struct sg_opt_value *opts, struct sg_pas
 
 const struct sg_pass sg_pass_set_input_shape = {
     .name = "set-input-shape",
-    .summary = "set input shapes (ATC --input_shape syntax) and clear stale shapes",
+    .summary = "set input shapes (ATC --input_shape syntax) and recompute the shapes downstream",
     .options = options,
     .n_options = OPT_COUNT,
     .run = run,

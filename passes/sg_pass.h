@@ -158,6 +158,7 @@ extern const struct sg_pass sg_pass_to_fp16;
 extern const struct sg_pass sg_pass_fold_constants;
 extern const struct sg_pass sg_pass_fold_bn;
 extern const struct sg_pass sg_pass_infer_shapes;
+extern const struct sg_pass sg_pass_simplify;
 
 /* Every pass, in display order; sets *count. */
 const struct sg_pass *const *sg_pass_list(size_t *count);

@@ -2,6 +2,7 @@
  * cmd_inspect.c - `surgeon inspect`: what a model contains, as text or JSON.
  */
 #include "cli.h"
+#include "inspect_shapes.h"
 #include "sg_alloc.h"
 #include "sg_io.h"
 #include "sg_json.h"
@@ -18,13 +19,15 @@ static int run(int argc, char **argv);
 const struct sg_command sg_cmd_inspect = {
     "inspect",
     "show a model's inputs, outputs, opsets, operators and weights",
-    "usage: surgeon inspect MODEL [--json] [--nodes]\n\n"
+    "usage: surgeon inspect MODEL [--json] [--nodes] [--shapes]\n\n"
     "Print the IR version, opsets, producer, graph inputs and outputs (dtype and\n"
     "shape, symbolic dims by name), node counts (top level and with subgraphs),\n"
     "the op-type histogram, weights (initializers, and tensors held in Constant\n"
     "nodes, every graph) and external data files.\n\n"
     "  --json    machine-readable output\n"
-    "  --nodes   also list the nodes in topological order with their inputs/outputs\n",
+    "  --nodes   also list the nodes in topological order with their inputs/outputs\n"
+    "  --shapes  infer shapes and list every value with its type and shape, the\n"
+    "            conflicts with recorded shapes and the nodes not shaped\n",
     run,
 };
 
@@ -280,7 +283,8 @@ static void json_value_list(struct sg_json *j, sg_value *const *vals, uint32_t n
     sg_json_array_end(j);
 }
 
-static void print_json(const char *path, sg_model *m, struct stats *s, sg_node **order, bool nodes)
+static void print_json(const char *path, sg_model *m, struct stats *s, sg_node **order, bool nodes,
+                       const struct sg_shape_result *shapes)
 {
     struct sg_json j;
     sg_json_init(&j, stdout, true);
@@ -388,6 +392,8 @@ static void print_json(const char *path, sg_model *m, struct stats *s, sg_node *
         }
         sg_json_array_end(&j);
     }
+    if (shapes)
+        sg__inspect_shapes_json(&j, m, shapes);
     sg_json_object_end(&j);
 }
 
@@ -396,9 +402,10 @@ static int run(int argc, char **argv)
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
         {"nodes", no_argument, NULL, 'n'},
+        {"shapes", no_argument, NULL, 's'},
         {NULL, 0, NULL, 0},
     };
-    bool json = false, nodes = false;
+    bool json = false, nodes = false, shapes = false;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -408,6 +415,9 @@ static int run(int argc, char **argv)
             break;
         case 'n':
             nodes = true;
+            break;
+        case 's':
+            shapes = true;
             break;
         default:
             return cli_unknown_option(&sg_cmd_inspect, longopts, argv[optind - 1]);
@@ -433,16 +443,22 @@ static int run(int argc, char **argv)
         qsort(s.ops, s.n_ops, sizeof *s.ops, cmp_ops);
     sg_node **order = sg_malloc((m->graph->n_nodes + 1) * sizeof *order);
     int rc = SG_EXIT_OK;
+    struct sg_shape_result res = {0};
     if (!order || s.oom) {
         sg_diag_set(&diag, SG_ENOMEM, "out of memory");
         rc = cli_fail(&diag);
     } else if (sg_graph_toposort(m->graph, order, &diag)) {
         rc = cli_fail(&diag);
+    } else if (shapes && sg__inspect_infer(m, &res, &diag)) {
+        rc = cli_fail(&diag);
     } else if (json) {
-        print_json(path, m, &s, order, nodes);
+        print_json(path, m, &s, order, nodes, shapes ? &res : NULL);
     } else {
         print_text(path, m, &s, order, nodes);
+        if (shapes)
+            sg__inspect_shapes_text(stdout, m, &res);
     }
+    sg_shape_result_clear(&res);
     sg_free(order);
     sg_free(s.ops);
     sg_free(s.files);

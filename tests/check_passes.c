@@ -235,7 +235,8 @@ START_TEST(test_registry)
     }
     ck_assert_ptr_nonnull(sg_pass_find("fold-constants"));
     ck_assert_ptr_nonnull(sg_pass_find("fold-bn"));
-    ck_assert_uint_eq(n, 14);
+    ck_assert_ptr_nonnull(sg_pass_find("infer-shapes"));
+    ck_assert_uint_eq(n, 15);
 }
 END_TEST
 

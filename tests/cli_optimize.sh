@@ -23,7 +23,7 @@ not_has() { ! grep -q -- "$2" "$1"; }
 "$S" passes > "$T/passes.txt"
 check "passes exit 0" test $? -eq 0
 for p in insert-clip cast-around set-input-shape set-batch remove-identity eliminate-dead \
-         merge-casts unique-names toposort rename to-fp16 fold-constants fold-bn; do
+         merge-casts unique-names toposort rename to-fp16 fold-constants fold-bn infer-shapes; do
     check "passes lists $p" has "$T/passes.txt" "^$p "
 done
 check "nothing pending" not_has "$T/passes.txt" "pending"

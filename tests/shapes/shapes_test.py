@@ -1,27 +1,32 @@
 #!/usr/bin/python3
 """Shape inference against onnx and against the runtime (ctest `shapes_*`).
 
-    shapes_test.py SURGEON [--nets DIR] [--corpus] [--known FILE] [--limit N]
+    shapes_test.py SURGEON [--nets DIR] [--flat DIR] [--corpus] [--strip] [--known FILE] [--limit N]
 
 For every model (the libonnx-testdata corpus with --corpus, the real
 networks under --nets DIR/*/model.onnx):
 
 1. `surgeon optimize MODEL --pass infer-shapes` writes every inferred shape
-   into value_info.
+   into value_info. With --strip the recorded output and value_info shapes
+   are dropped first (from the model both tools infer), so what is compared
+   is inference alone, not shapes the file already had.
 2. Parity: python3-onnx's onnx.shape_inference.infer_shapes(strict_mode=True)
    on the original model. Wherever onnx gives a value a type, surgeon must
    give the same element type and rank, the same number where onnx has a
-   number, and the same name where onnx has one of the model's symbols
-   (onnx's own fresh "unk__N" match anything). A number or a shape where
+   number, and the same name (or a number) where onnx has a symbol of the
+   graph inputs; other symbols (onnx's fresh "unk__N", names only recorded
+   in value_info or outputs) stand for sizes it does not know. A number or a shape where
    onnx has none is counted as "surgeon knows more".
 3. Runtime: `surgeon run --dump all` on the model's test_data_set_0 inputs;
    every tensor's shape in manifest.json must agree with the inferred one
-   (rank, every number; a symbol stands for one size throughout a run).
+   (rank, every number; a symbol stands for one size throughout a run);
+   a model without test data whose inputs are static runs on --random 0.
 
 Mismatches fail the test unless listed in --known ("MODEL: reason", one a
 line, for differences that are onnx's, e.g. an older rule), which must not
 go stale: a listed model that now agrees fails too. Prints one line per
-model with a mismatch and totals; exit 1 on any failure, 77 when nothing
+model with a mismatch, one per model where surgeon knows more (with
+examples), and totals; exit 1 on any failure, 77 when nothing
 can be checked (saying why).
 """
 import argparse
@@ -81,13 +86,15 @@ def parity(orig, ours, names):
     except Exception as e:  # onnx refuses the model: nothing to compare
         return None, str(e).splitlines()[0][:160] if str(e) else type(e).__name__
     theirs = types_of(inferred.graph, {})
-    problems, more = [], 0
+    input_syms = {d.dim_param for i in orig.graph.input
+                  for d in i.type.tensor_type.shape.dim if d.dim_param}
+    problems, more = [], []
     for name in sorted(names):
         mine = ours.get(name)
         want = theirs.get(name)
         if want is None or (want[0] == 0 and want[1] is None):
             if mine is not None and mine[1] is not None:
-                more += 1
+                more.append("%s: onnx nothing, surgeon %s" % (name, fmt(mine)))
             continue
         if mine is None:
             problems.append("%s: onnx %s, surgeon nothing" % (name, fmt(want)))
@@ -96,24 +103,28 @@ def parity(orig, ours, names):
             problems.append("%s: element type onnx %d, surgeon %d" % (name, want[0], mine[0]))
             continue
         if want[1] is None:
-            more += mine[1] is not None
+            if mine[1] is not None:
+                more.append("%s: onnx %s, surgeon %s" % (name, fmt(want), fmt(mine)))
             continue
         if mine[1] is None or len(mine[1]) != len(want[1]):
             problems.append("%s: onnx %s, surgeon %s" % (name, fmt(want), fmt(mine)))
             continue
+        knows_more = False
         for a, b in zip(mine[1], want[1]):
             if isinstance(b, int):
                 if a != b:
                     problems.append("%s: onnx %s, surgeon %s" % (name, fmt(want), fmt(mine)))
                     break
-            elif isinstance(b, str) and not b.startswith("unk__"):
+            elif isinstance(b, str) and b in input_syms:
                 if isinstance(a, int):
-                    more += 1
+                    knows_more = True
                 elif a != b:
                     problems.append("%s: onnx %s, surgeon %s" % (name, fmt(want), fmt(mine)))
                     break
             elif isinstance(a, int):
-                more += 1
+                knows_more = True
+        if knows_more:
+            more.append("%s: onnx %s, surgeon %s" % (name, fmt(want), fmt(mine)))
     return problems, more
 
 
@@ -132,12 +143,16 @@ def runtime_check(surgeon, model_path, model, ours, tmp):
     inputs = [i.name for i in model.graph.input if i.name not in inits]
     files = sorted(glob.glob(os.path.join(case, "input_*.pb")),
                    key=lambda p: int(os.path.basename(p)[6:-3]))
-    if not files or len(files) != len(inputs):
-        return None, "no test_data_set_0 inputs for every graph input"
     out = os.path.join(tmp, "run")
     cmd = [surgeon, "run", model_path, "-o", out, "--dump", "all"]
-    for name, f in zip(inputs, files):
-        cmd += ["-i", "%s=%s" % (name, f)]
+    if files and len(files) == len(inputs):
+        for name, f in zip(inputs, files):
+            cmd += ["-i", "%s=%s" % (name, f)]
+    elif all(i.name in inits or (i.type.tensor_type.HasField("shape") and all(
+            d.HasField("dim_value") for d in i.type.tensor_type.shape.dim)) for i in model.graph.input):
+        cmd += ["--random", "0"]  # static inputs: random data has the shapes that count
+    else:
+        return None, "no test_data_set_0 inputs and inputs not static"
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         return None, "the runtime does not run it: %s" % (r.stderr.strip().splitlines() or ["?"])[-1][:120]
@@ -169,9 +184,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("surgeon")
     ap.add_argument("--nets")
+    ap.add_argument("--flat", help="a folder of *.onnx models")
     ap.add_argument("--corpus", action="store_true")
     ap.add_argument("--known")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--strip", action="store_true",
+                    help="drop the recorded output and value_info shapes before inferring")
     args = ap.parse_args()
 
     models = []
@@ -183,10 +201,12 @@ def main():
             models += sorted(glob.glob(os.path.join(DATA, f, "*", "model.onnx")))
     if args.nets:
         models += sorted(glob.glob(os.path.join(args.nets, "*", "model.onnx")))
+    if args.flat:
+        models += sorted(glob.glob(os.path.join(args.flat, "*.onnx")))
     if args.limit:
         models = models[:args.limit]
     if not models:
-        print("SKIP: no models found (%s)" % (args.nets or DATA))
+        print("SKIP: no models found (%s)" % (args.nets or args.flat or DATA))
         return 77
     known = {}
     if args.known and os.path.exists(args.known):
@@ -200,11 +220,21 @@ def main():
     tot = dict(models=0, parity=0, onnx_refused=0, more=0, run=0, tensors=0, failed=0, known=0)
     for path in models:
         label = os.path.relpath(path, os.path.dirname(os.path.dirname(os.path.dirname(path))))
-        label = os.path.dirname(label)
+        label = os.path.dirname(label) if os.path.basename(path) == "model.onnx" else os.path.basename(path)
         tot["models"] += 1
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "shaped.onnx")
-            r = subprocess.run([args.surgeon, "optimize", path, "-o", out, "--pass", "infer-shapes"],
+            src = path
+            if args.strip:
+                # The recorded output and value_info shapes dropped: what is
+                # compared and checked against the run is inference's alone.
+                stripped = onnx.load(path)
+                for o in list(stripped.graph.output) + list(stripped.graph.value_info):
+                    if o.type.HasField("tensor_type"):
+                        o.type.tensor_type.ClearField("shape")
+                src = os.path.join(tmp, "stripped.onnx")
+                onnx.save(stripped, src)
+            r = subprocess.run([args.surgeon, "optimize", src, "-o", out, "--pass", "infer-shapes"],
                                capture_output=True, text=True, timeout=600)
             crashed = any(k in r.stderr for k in ("runtime error:", "Sanitizer", "ABORTING"))
             if r.returncode not in (0, 3) or crashed:
@@ -218,13 +248,16 @@ def main():
             shaped = onnx.load(out)
             ours = types_of(shaped.graph, {})
             names = produced(orig.graph, set())
-            problems, more = parity(orig, ours, names)
+            problems, more = parity(onnx.load(src), ours, names)
             if problems is None:
                 tot["onnx_refused"] += 1
                 problems = []
             else:
                 tot["parity"] += 1
-                tot["more"] += more
+                tot["more"] += len(more)
+                if more:
+                    print("more %s: surgeon knows %d shapes or dims onnx does not, e.g. %s" % (
+                        label, len(more), "; ".join(more[:2])))
             rp, checked = runtime_check(args.surgeon, path, orig, ours, tmp)
             if rp is not None:
                 tot["run"] += 1
@@ -244,7 +277,7 @@ def main():
                 for p in problems[:6]:
                     print("    " + p)
     print("%(models)d models: %(parity)d compared with onnx (%(onnx_refused)d refused by onnx's "
-          "strict mode), %(more)d dims or shapes surgeon knows beyond onnx; %(run)d run, "
+          "strict mode), %(more)d values whose shape surgeon knows beyond onnx; %(run)d run, "
           "%(tensors)d tensor shapes checked against the run; %(known)d known differences; "
           "%(failed)d failed" % tot)
     return 1 if tot["failed"] else 0
