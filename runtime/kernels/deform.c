@@ -82,8 +82,8 @@ static sg_status run_deform_conv(struct sg_kctx *k)
     int64_t group = sg_kattr_int(k, "group", 1), og = sg_kattr_int(k, "offset_group", 1);
     int64_t N = X->dims[0], C = X->dims[1], H = X->dims[2], W = X->dims[3];
     int64_t OC = Wt->dims[0], kH = ks[0], kW = ks[1];
-    if (group < 1 || og < 1 || kH < 1 || kW < 1 || C != Wt->dims[1] * group || OC % group || C % og ||
-        ks[0] != Wt->dims[2] || ks[1] != Wt->dims[3])
+    if (group < 1 || og < 1 || kH < 1 || kW < 1 || C != Wt->dims[1] * group || OC % group ||
+        C % og || ks[0] != Wt->dims[2] || ks[1] != Wt->dims[3])
         return sg_kfail(k, SG_ESHAPE,
                         "X %s and W %s do not fit group %lld, offset_group %lld and "
                         "kernel_shape [%lld, %lld]",
