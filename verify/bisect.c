@@ -382,93 +382,15 @@ static sg_status step(struct job *j, size_t k, size_t lo, size_t hi, bool *fail,
 
 /* ---------------------------------------------------------- record */
 
-/* Words of a command line, quoted once joined. */
-struct words {
-    char *v[96];
-    size_t n;
-    bool ok;
-};
-
-static void add_word(struct words *w, const char *s)
+static void add_compile(struct sg__words *w, const struct sg_verify_exec *t)
 {
-    if (!w->ok || !s)
-        return;
-    if (w->n + 1 >= sizeof w->v / sizeof w->v[0] || !(w->v[w->n] = sg_strdup(s))) {
-        w->ok = false;
-        return;
-    }
-    w->v[++w->n] = NULL;
-}
-
-static void add_opt(struct words *w, const char *opt, const char *value)
-{
-    if (value) {
-        add_word(w, opt);
-        add_word(w, value);
-    }
-}
-
-static void add_list(struct words *w, const char *opt, const char *const *v, size_t n)
-{
-    if (!n)
-        return;
-    size_t len = 1;
-    for (size_t i = 0; i < n; i++)
-        len += strlen(v[i]) + 1;
-    char *s = sg_malloc(len);
-    if (!s) {
-        w->ok = false;
-        return;
-    }
-    s[0] = '\0';
-    for (size_t i = 0; i < n; i++)
-        strcat(strcat(s, i ? "," : ""), v[i]);
-    add_opt(w, opt, s);
-    sg_free(s);
-}
-
-static void add_compile(struct words *w, const struct sg_verify_exec *t)
-{
-    add_opt(w, "--soc", t->soc);
-    add_opt(w, "--precision", t->precision);
-    add_opt(w, "--fusion", t->fusion);
-    add_opt(w, "--keep-dtype", t->keep_dtype);
-    add_list(w, "--keep", t->keep_ops, t->n_keep_ops);
-    add_list(w, "--keep-nodes", t->keep_nodes, t->n_keep_nodes);
-    add_opt(w, "--overflow", t->overflow);
-}
-
-static void add_threshold(struct words *w, const char *opt, double v, double def)
-{
-    if (v == def || (isnan(v) && isnan(def)))
-        return;
-    char buf[64];
-    if (isnan(v))
-        snprintf(buf, sizeof buf, "off");
-    else if (snprintf(buf, sizeof buf, "%.15g", v) > 0 && strtod(buf, NULL) != v)
-        snprintf(buf, sizeof buf, "%.17g", v); /* the shortest text that reads back as v */
-    add_opt(w, opt, buf);
-}
-
-static void add_thresholds(struct words *w, const struct sg_thresholds *t)
-{
-    const struct sg_thresholds def = SG_THRESHOLDS_DEFAULT;
-    add_threshold(w, "--cosine", t->cosine, def.cosine);
-    add_threshold(w, "--red", t->red, def.red);
-    add_threshold(w, "--kl", t->kl, def.kl);
-    add_threshold(w, "--rmse", t->rmse, def.rmse);
-    add_threshold(w, "--mre", t->mre, def.mre);
-    add_threshold(w, "--rmse-relative", t->rmse_relative, def.rmse_relative);
-    add_threshold(w, "--mre-floor", t->mre_floor, def.mre_floor);
-}
-
-static char *words_join(struct words *w)
-{
-    char *line = w->ok && w->n ? sg_argv_format(w->v) : NULL;
-    for (size_t i = 0; i < w->n; i++)
-        sg_free(w->v[i]);
-    w->n = 0;
-    return line;
+    sg__words_opt(w, "--soc", t->soc);
+    sg__words_opt(w, "--precision", t->precision);
+    sg__words_opt(w, "--fusion", t->fusion);
+    sg__words_opt(w, "--keep-dtype", t->keep_dtype);
+    sg__words_list(w, "--keep", t->keep_ops, t->n_keep_ops);
+    sg__words_list(w, "--keep-nodes", t->keep_nodes, t->n_keep_nodes);
+    sg__words_opt(w, "--overflow", t->overflow);
 }
 
 static sg_status add_repro(struct job *j, char *line, struct sg_diag *d)
@@ -497,62 +419,61 @@ static char *target_word(const struct sg_verify_exec *t)
     return s;
 }
 
-/* The commands that reproduce the result. */
-static sg_status reproduce(struct job *j, struct sg_diag *d)
+/* The commands that reproduce the result, gathered in w. */
+static sg_status reproduce_into(struct job *j, struct sg__words *w, struct sg_diag *d)
 {
     const struct sg_verify_bisect_opts *o = j->o;
     sg_verify_bisect_result *r = j->res;
-    struct words w = {.ok = true};
     char *target = target_word(&o->target);
     if (!target)
         return oom(d);
     /* The bisection again, on the saved inputs. */
-    add_word(&w, "surgeon");
-    add_word(&w, "bisect");
-    add_word(&w, o->model);
-    add_opt(&w, "--target", target);
-    add_opt(&w, "--device-cmd", o->target.device_command);
-    add_compile(&w, &o->target);
+    sg__words_add(w, "surgeon");
+    sg__words_add(w, "bisect");
+    sg__words_add(w, o->model);
+    sg__words_opt(w, "--target", target);
+    sg__words_opt(w, "--device-cmd", o->target.device_command);
+    add_compile(w, &o->target);
     for (uint32_t i = 0; i < j->inputs.n; i++) {
         char arg[8192];
         snprintf(arg, sizeof arg, "%s=%s", j->inputs.names[i], j->input_files[i]);
-        add_opt(&w, "-i", arg);
+        sg__words_opt(w, "-i", arg);
     }
     if (o->target.timeout > 0) {
         char t[32];
         snprintf(t, sizeof t, "%g", o->target.timeout);
-        add_opt(&w, "--timeout", t);
+        sg__words_opt(w, "--timeout", t);
     }
-    add_opt(&w, "--mode", sg_verify_bisect_mode_name(o->mode));
-    add_thresholds(&w, &o->thresholds);
-    add_opt(&w, "-o", o->out);
+    sg__words_opt(w, "--mode", sg_verify_bisect_mode_name(o->mode));
+    sg__words_thresholds(w, &o->thresholds);
+    sg__words_opt(w, "-o", o->out);
     sg_free(target);
-    sg_status st = add_repro(j, words_join(&w), d);
+    sg_status st = add_repro(j, sg__words_join(w), d);
     if (st)
         return st;
     /* The culprit's case: the reference passes it ... */
     if (r->case_dir) {
-        add_word(&w, "surgeon");
-        add_word(&w, "run");
-        add_opt(&w, "--case", r->case_dir);
-        if ((st = add_repro(j, words_join(&w), d)))
+        sg__words_add(w, "surgeon");
+        sg__words_add(w, "run");
+        sg__words_opt(w, "--case", r->case_dir);
+        if ((st = add_repro(j, sg__words_join(w), d)))
             return st;
     }
     /* ... and the target, where a command gives the case to the target. */
     if (r->case_dir && o->target.kind == SG_VERIFY_EXEC_MOCK) {
-        add_word(&w, "surgeon");
-        add_word(&w, "compare");
+        sg__words_add(w, "surgeon");
+        sg__words_add(w, "compare");
         char path[8192];
         snprintf(path, sizeof path, "%s/model.onnx", r->case_dir);
-        add_word(&w, path);
-        add_opt(&w, "--target", "mock");
-        add_compile(&w, &o->target);
+        sg__words_add(w, path);
+        sg__words_opt(w, "--target", "mock");
+        add_compile(w, &o->target);
         for (size_t i = 0; i < r->n_case_inputs; i++)
-            add_opt(&w, "-i", r->case_inputs[i]);
+            sg__words_opt(w, "-i", r->case_inputs[i]);
         snprintf(path, sizeof path, "%s.case_compare", j->out);
-        add_opt(&w, "-o", path);
-        add_thresholds(&w, &o->thresholds);
-        if ((st = add_repro(j, words_join(&w), d)))
+        sg__words_opt(w, "-o", path);
+        sg__words_thresholds(w, &o->thresholds);
+        if ((st = add_repro(j, sg__words_join(w), d)))
             return st;
     }
     /* The failing step's own command as it ran (cmd and atc targets). */
@@ -560,6 +481,14 @@ static sg_status reproduce(struct job *j, struct sg_diag *d)
         if (r->steps[i].fail && r->steps[i].cut == r->culprit + 1 && r->steps[i].command)
             return add_repro(j, sg_strdup(r->steps[i].command), d);
     return SG_OK;
+}
+
+static sg_status reproduce(struct job *j, struct sg_diag *d)
+{
+    struct sg__words w = {.ok = true};
+    sg_status st = reproduce_into(j, &w, d);
+    sg__words_free(&w);
+    return st;
 }
 
 static sg_status record_writer(FILE *f, void *ctx)

@@ -518,97 +518,27 @@ static sg_status map_given(struct job *j, struct sg_diag *d)
 
 /* ------------------------------------------------------------- record */
 
-/* A list of words for the repeat command; `ok` goes false on failure. */
-struct words {
-    char **v;
-    size_t n, cap;
-    bool ok;
-};
-
-static void add_arg(struct words *w, const char *a)
-{
-    if (!w->ok)
-        return;
-    if (w->n + 1 >= w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 32;
-        char **g = sg_realloc(w->v, cap * sizeof *g);
-        if (!g) {
-            w->ok = false;
-            return;
-        }
-        w->v = g;
-        w->cap = cap;
-    }
-    if (!(w->v[w->n] = sg_strdup(a))) {
-        w->ok = false;
-        return;
-    }
-    w->v[++w->n] = NULL;
-}
-
-static void add_opt(struct words *w, const char *opt, const char *value)
-{
-    if (!value)
-        return;
-    add_arg(w, opt);
-    add_arg(w, value);
-}
-
-static void add_list(struct words *w, const char *opt, const char *const *v, size_t n)
-{
-    if (!n)
-        return;
-    size_t len = 1;
-    for (size_t i = 0; i < n; i++)
-        len += strlen(v[i]) + 1;
-    char *s = sg_malloc(len);
-    if (!s) {
-        w->ok = false;
-        return;
-    }
-    s[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            strcat(s, ",");
-        strcat(s, v[i]);
-    }
-    add_opt(w, opt, s);
-    sg_free(s);
-}
-
-static void add_threshold(struct words *w, const char *opt, double v, double def)
-{
-    if (v == def || (isnan(v) && isnan(def)))
-        return;
-    char buf[64];
-    if (isnan(v))
-        snprintf(buf, sizeof buf, "off");
-    else
-        snprintf(buf, sizeof buf, "%.17g", v);
-    add_opt(w, opt, buf);
-}
-
 /* The command that repeats this run on the saved inputs, quoted for a
  * shell; sg_malloc'd, NULL when out of memory. */
 static char *repeat_command(const struct job *j)
 {
     const struct sg_verify_compare_opts *o = j->o;
-    struct words w = {.ok = true};
+    struct sg__words w = {.ok = true};
     char *shapes = sg_verify_inputs_shape_text(o->inputs);
     if (o->inputs->n_shapes && !shapes)
         w.ok = false;
-    add_arg(&w, "surgeon");
-    add_arg(&w, "compare");
-    add_arg(&w, o->model);
-    add_opt(&w, "--target", o->target);
-    add_opt(&w, "--soc", o->soc);
-    add_opt(&w, "--precision", o->precision);
-    add_opt(&w, "--fusion", o->fusion);
-    add_opt(&w, "--keep-dtype", o->keep_dtype);
-    add_list(&w, "--keep", o->keep_ops, o->n_keep_ops);
-    add_list(&w, "--keep-nodes", o->keep_nodes, o->n_keep_nodes);
-    add_opt(&w, "--overflow", o->overflow);
-    add_opt(&w, "--input-shape", shapes);
+    sg__words_add(&w, "surgeon");
+    sg__words_add(&w, "compare");
+    sg__words_add(&w, o->model);
+    sg__words_opt(&w, "--target", o->target);
+    sg__words_opt(&w, "--soc", o->soc);
+    sg__words_opt(&w, "--precision", o->precision);
+    sg__words_opt(&w, "--fusion", o->fusion);
+    sg__words_opt(&w, "--keep-dtype", o->keep_dtype);
+    sg__words_list(&w, "--keep", o->keep_ops, o->n_keep_ops);
+    sg__words_list(&w, "--keep-nodes", o->keep_nodes, o->n_keep_nodes);
+    sg__words_opt(&w, "--overflow", o->overflow);
+    sg__words_opt(&w, "--input-shape", shapes);
     for (uint32_t r = 0; r < j->values.n; r++) {
         size_t n = strlen(j->values.names[r]) + strlen(j->shown[r]) + 2;
         char *a = sg_malloc(n);
@@ -617,33 +547,24 @@ static char *repeat_command(const struct job *j)
             break;
         }
         snprintf(a, n, "%s=%s", j->values.names[r], j->shown[r]);
-        add_opt(&w, "-i", a);
+        sg__words_opt(&w, "-i", a);
         sg_free(a);
     }
-    add_opt(&w, "-t", o->dumps);
-    add_opt(&w, "-m", o->map);
+    sg__words_opt(&w, "-t", o->dumps);
+    sg__words_opt(&w, "-m", o->map);
     if (o->single_op)
-        add_arg(&w, "--single-op");
-    add_list(&w, "--nodes", o->single_nodes, o->n_single_nodes);
-    add_opt(&w, "--device-cmd", o->device_command);
+        sg__words_add(&w, "--single-op");
+    sg__words_list(&w, "--nodes", o->single_nodes, o->n_single_nodes);
+    sg__words_opt(&w, "--device-cmd", o->device_command);
     if (o->timeout > 0) {
         char t[32];
         snprintf(t, sizeof t, "%g", o->timeout);
-        add_opt(&w, "--timeout", t);
+        sg__words_opt(&w, "--timeout", t);
     }
-    add_opt(&w, "-o", o->out);
-    const struct sg_thresholds def = SG_THRESHOLDS_DEFAULT;
-    add_threshold(&w, "--cosine", o->thresholds.cosine, def.cosine);
-    add_threshold(&w, "--red", o->thresholds.red, def.red);
-    add_threshold(&w, "--kl", o->thresholds.kl, def.kl);
-    add_threshold(&w, "--rmse", o->thresholds.rmse, def.rmse);
-    add_threshold(&w, "--mre", o->thresholds.mre, def.mre);
-    add_threshold(&w, "--rmse-relative", o->thresholds.rmse_relative, def.rmse_relative);
-    add_threshold(&w, "--mre-floor", o->thresholds.mre_floor, def.mre_floor);
-    char *line = w.ok && w.n ? sg_argv_format(w.v) : NULL;
-    for (size_t i = 0; i < w.n; i++)
-        sg_free(w.v[i]);
-    sg_free(w.v);
+    sg__words_opt(&w, "-o", o->out);
+    sg__words_thresholds(&w, &o->thresholds);
+    char *line = sg__words_join(&w);
+    sg__words_free(&w);
     sg_free(shapes);
     return line;
 }
