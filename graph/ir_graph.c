@@ -411,6 +411,22 @@ void sg_graph_unlist_values(sg_graph *g, sg_value *const *vals, size_t n, uint32
     }
 }
 
+sg_tensor *sg_value_constant(const sg_value *v)
+{
+    while (v && v->outer)
+        v = v->outer;
+    if (!v)
+        return NULL;
+    if (v->init)
+        return (v->flags & SG_VALUE_INPUT) ? NULL : v->init;
+    const sg_node *p = v->producer;
+    if (p && strcmp(p->op_type, "Constant") == 0 && (!p->domain || !*p->domain)) {
+        const sg_attr *at = sg_node_attr(p, "value");
+        return at && at->t ? at->t : NULL;
+    }
+    return NULL;
+}
+
 sg_status sg_value_set_initializer(sg_value *v, sg_tensor *t)
 {
     sg_graph *g = v->graph;

@@ -582,6 +582,12 @@ void sg_graph_unlist_values(sg_graph *g, sg_value *const *vals, size_t n, uint32
  * detach it (t == NULL). */
 sg_status sg_value_set_initializer(sg_value *v, sg_tensor *t);
 
+/* The constant tensor v holds (v, or the outer value a body reads): its
+ * initializer unless v is also a graph input (which a caller may feed),
+ * or the `value` of the default-domain Constant node that makes it; NULL
+ * otherwise. Borrowed from the model. */
+sg_tensor *sg_value_constant(const sg_value *v);
+
 /* Delete a value that nothing produces, reads, lists or captures. */
 sg_status sg_value_remove(sg_value *v);
 

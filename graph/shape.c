@@ -257,22 +257,6 @@ char *sh_fmt(const struct sh_ctx *c, const struct sh *s, char *buf, size_t size)
 
 /* ------------------------------------------------------------ constants */
 
-sg_tensor *sh_const_tensor(const sg_value *v)
-{
-    while (v && v->outer)
-        v = v->outer;
-    if (!v)
-        return NULL;
-    if (v->init)
-        return (v->flags & SG_VALUE_INPUT) ? NULL : v->init;
-    const sg_node *p = v->producer;
-    if (p && strcmp(p->op_type, "Constant") == 0 && (!p->domain || !*p->domain)) {
-        const sg_attr *at = sg_node_attr(p, "value");
-        return at && at->t ? at->t : NULL;
-    }
-    return NULL;
-}
-
 bool sh_in_val(struct sh_ctx *c, const sg_node *n, uint32_t i, const int64_t **vals,
                const int64_t **vsym, int32_t *cnt)
 {
@@ -293,7 +277,7 @@ bool sh_in_ints(struct sh_ctx *c, const sg_node *n, uint32_t i, const int64_t **
 
 bool sh_in_f64(struct sh_ctx *c, const sg_node *n, uint32_t i, const double **vals, size_t *cnt)
 {
-    sg_tensor *t = i < n->n_inputs ? sh_const_tensor(n->inputs[i]) : NULL;
+    sg_tensor *t = i < n->n_inputs ? sg_value_constant(n->inputs[i]) : NULL;
     if (!t) {
         const int64_t *iv;
         int32_t k;

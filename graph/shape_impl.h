@@ -120,9 +120,6 @@ char *sh_fmt(const struct sh_ctx *c, const struct sh *s, char *buf, size_t size)
 /* The same for raw dims. */
 char *sh_fmt_dims(const struct sh_ctx *c, int rank, const int64_t *d, char *buf, size_t size);
 
-/* The constant tensor behind v (initializer that is not a graph input, a
- * Constant node's value, through captures), or NULL. */
-sg_tensor *sh_const_tensor(const sg_value *v);
 /* Input i's value as integers when every element is a known number:
  * *vals points to the record's storage, *n its count. */
 bool sh_in_ints(struct sh_ctx *c, const sg_node *n, uint32_t i, const int64_t **vals,

@@ -111,7 +111,7 @@ static sg_tensor *const_tensor(const struct ctx *c, sg_value *v)
     sg_value *r = resolve(v);
     if (c->old_ir && r->init)
         return r->init;
-    return sg__const_tensor(v);
+    return sg_value_constant(v);
 }
 
 static bool float_dtype(int32_t dt)

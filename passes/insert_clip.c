@@ -167,7 +167,7 @@ static bool const_bound(sg_model *m, const sg_node *n, uint32_t slot, double dfl
         *out = dflt;
         return true;
     }
-    sg_tensor *t = sg__const_tensor(n->inputs[slot]);
+    sg_tensor *t = sg_value_constant(n->inputs[slot]);
     return t && sg_tensor_numel(t) == 1 && sg__tensor_get_f64(m, t, 0, out);
 }
 
@@ -533,7 +533,7 @@ static const struct {
 /* The values of a constant tensor, if it is one small enough to read. */
 static bool const_range(struct ctx *c, const sg_value *v, struct range *r)
 {
-    sg_tensor *t = sg__const_tensor(v);
+    sg_tensor *t = sg_value_constant(v);
     if (!t)
         return false;
     int64_t n = sg_tensor_numel(t);

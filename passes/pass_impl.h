@@ -84,11 +84,6 @@ sg_status sg__add_const(sg_graph *g, const char *base, int32_t dtype, const int6
                         uint32_t rank, const void *data, size_t nbytes, sg_value **out,
                         struct sg_diag *diag);
 
-/* The constant tensor behind v: an initializer that is not a graph input
- * (inputs may be fed at run time), the `value` of a Constant node, or the
- * same for the value a capture stands for. NULL when v is not constant. */
-sg_tensor *sg__const_tensor(const sg_value *v);
-
 /* Read element i of a numeric tensor as double / int64; false when the
  * data cannot be read or the type is not numeric. */
 bool sg__tensor_get_f64(sg_model *m, sg_tensor *t, size_t i, double *out);

@@ -184,22 +184,6 @@ sg_status sg__add_const(sg_graph *g, const char *base, int32_t dtype, const int6
     return SG_OK;
 }
 
-sg_tensor *sg__const_tensor(const sg_value *v)
-{
-    while (v && v->outer)
-        v = v->outer;
-    if (!v)
-        return NULL;
-    if (v->init)
-        return (v->flags & SG_VALUE_INPUT) ? NULL : v->init;
-    const sg_node *p = v->producer;
-    if (p && strcmp(p->op_type, "Constant") == 0 && (!p->domain || !*p->domain)) {
-        const sg_attr *at = sg_node_attr(p, "value");
-        return at && at->t ? at->t : NULL;
-    }
-    return NULL;
-}
-
 bool sg__tensor_get_f64(sg_model *m, sg_tensor *t, size_t i, double *out)
 {
     size_t nbytes;

@@ -59,7 +59,7 @@ static bool in_down(const struct rb *r, const sg_value *v)
  * recorded shape when every dim is a number. */
 static bool static_dims(const sg_value *v, int64_t *dims, int *rank)
 {
-    const sg_tensor *t = sg__const_tensor(v);
+    const sg_tensor *t = sg_value_constant(v);
     if (t) {
         *rank = (int)t->rank;
         for (uint32_t i = 0; i < t->rank; i++)
@@ -92,7 +92,7 @@ static bool int_list(const sg_node *n, uint32_t slot, const char *attr, int64_t 
     }
     if (slot >= n->n_inputs || !n->inputs[slot])
         return false;
-    sg_tensor *t = sg__const_tensor(n->inputs[slot]);
+    sg_tensor *t = sg_value_constant(n->inputs[slot]);
     int64_t k = t ? sg_tensor_numel(t) : -1;
     if (!t || t->rank > 1 || k < 0 || k > SG_MAX_RANK)
         return false;

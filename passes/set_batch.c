@@ -107,7 +107,7 @@ enum { MAX_SHAPE_INTS = 64 };
  * never be mistaken for "not a constant" and skip a rewrite silently. */
 static bool read_ints(struct ctx *c, sg_value *v, int64_t vals[MAX_SHAPE_INTS], size_t *n)
 {
-    sg_tensor *t = sg__const_tensor(v);
+    sg_tensor *t = sg_value_constant(v);
     if (!t || t->rank != 1 || (t->dtype != SG_DTYPE_INT64 && t->dtype != SG_DTYPE_INT32))
         return false;
     int64_t count = sg_tensor_numel(t);
