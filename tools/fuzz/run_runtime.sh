@@ -30,7 +30,7 @@ for src in graph/*.c runtime/*.c runtime/kernels/*.c tools/fuzz/fuzz_runtime.c "
     objs+=("$obj")
 done
 clang -fsanitize=fuzzer,address,undefined "${objs[@]}" \
-    $(pkg-config --libs libprotobuf-c) -ldl -lm -lpthread -o "$out/fuzz_runtime"
+    $(pkg-config --libs libprotobuf-c zlib) -ldl -lm -lpthread -o "$out/fuzz_runtime"
 if [ -z "$(ls -A "$corpus")" ]; then
     /usr/bin/python3 models/make_models.py --tests "$out/seeds/models" >/dev/null
     /usr/bin/python3 tests/runtime_cases.py "$out/seeds/cases" >/dev/null
