@@ -398,6 +398,17 @@ int64_t sg_rt_get_i64(const sg_rt_value *t, int64_t i)
     }
 }
 
+int64_t sg_rt_f64_to_i64(double v)
+{
+    if (v != v)
+        return 0;
+    if (v >= 9.2233720368547758e18)
+        return INT64_MAX;
+    if (v <= -9.2233720368547758e18)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
 void sg_rt_set_f64(sg_rt_value *t, int64_t i, double v)
 {
     void *d = t->data;
@@ -427,15 +438,7 @@ void sg_rt_set_f64(sg_rt_value *t, int64_t i, double v)
         ((uint8_t *)d)[i] = sg_float_to_fp4(v);
         break;
     default: {
-        int64_t x;
-        if (v != v)
-            x = 0;
-        else if (v >= 9.2233720368547758e18)
-            x = INT64_MAX;
-        else if (v <= -9.2233720368547758e18)
-            x = INT64_MIN;
-        else
-            x = (int64_t)v;
+        int64_t x = sg_rt_f64_to_i64(v);
         if (t->dtype == SG_DTYPE_UINT64 && v >= 9.2233720368547758e18 && v < 1.8446744073709552e19)
             ((uint64_t *)d)[i] = (uint64_t)v;
         else

@@ -150,6 +150,9 @@ double sg_rt_get_f64(const sg_rt_value *t, int64_t i);
 int64_t sg_rt_get_i64(const sg_rt_value *t, int64_t i);
 void sg_rt_set_f64(sg_rt_value *t, int64_t i, double v);
 void sg_rt_set_i64(sg_rt_value *t, int64_t i, int64_t v);
+/* That conversion of a double to int64 (toward zero, saturating, NaN 0):
+ * for a kernel that computes an integer result in double. */
+int64_t sg_rt_f64_to_i64(double v);
 
 /* "[2,3,4]" into buf. */
 char *sg_rt_dims_format(const int64_t *dims, uint32_t rank, char *buf, size_t size);

@@ -58,11 +58,7 @@ static void put_real(sg_rt_value *Y, int64_t i, double v, unsigned flags)
     if (sg_dtype_is_float8(Y->dtype))
         ((uint8_t *)Y->data)[i] = sg_float_to_fp8(Y->dtype, v, flags);
     else if (Y->dtype == SG_DTYPE_UINT4 || Y->dtype == SG_DTYPE_INT4)
-        ((uint8_t *)Y->data)[i] =
-            sg_int4_wrap(Y->dtype, isnan(v)                      ? 0
-                                   : v >= 9.2233720368547758e18  ? INT64_MAX
-                                   : v <= -9.2233720368547758e18 ? INT64_MIN
-                                                                 : (int64_t)rint(v));
+        ((uint8_t *)Y->data)[i] = sg_int4_wrap(Y->dtype, sg_rt_f64_to_i64(rint(v)));
     else
         sg_rt_set_f64(Y, i, v);
 }

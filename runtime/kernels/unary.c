@@ -146,7 +146,7 @@ static int64_t irelu(int64_t x, const struct uparam *p)
 static int64_t ishrink(int64_t x, const struct uparam *p)
 {
     double v = (double)x;
-    return (int64_t)(v < -p->gamma ? v + p->beta : (v > p->gamma ? v - p->beta : 0));
+    return sg_rt_f64_to_i64(v < -p->gamma ? v + p->beta : (v > p->gamma ? v - p->beta : 0));
 }
 
 struct unary_op {
