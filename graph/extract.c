@@ -630,10 +630,14 @@ static sg_status prune_model(struct cut *c)
     use_graph(&u, c->g, true);
     sg_status st = u.st;
     if (!st) {
+        /* What is dropped gives back its graphs' maps (the arena keeps
+         * the rest until the model goes). */
         size_t w = 0;
         for (size_t f = 0; f < m->n_functions; f++)
             if (u.fn_used[f])
                 m->functions[w++] = m->functions[f];
+            else if (m->functions[f].body)
+                sg__graph_release(m->functions[f].body);
         m->n_functions = w;
         w = 0;
         for (size_t i = 0; i < m->n_opsets; i++)
@@ -641,6 +645,12 @@ static sg_status prune_model(struct cut *c)
                                sg__canon_domain(m->opsets[i].domain ? m->opsets[i].domain : "")))
                 m->opsets[w++] = m->opsets[i];
         m->n_opsets = w;
+        for (size_t i = 0; i < m->n_training; i++) {
+            if (m->training[i].initialization)
+                sg__graph_release(m->training[i].initialization);
+            if (m->training[i].algorithm)
+                sg__graph_release(m->training[i].algorithm);
+        }
         m->n_training = 0;
         m->training = NULL;
     }
@@ -934,5 +944,11 @@ void sg_extract_report_free(struct sg_extract_report *r)
     for (size_t i = 0; i < r->n_implicit_inputs; i++)
         sg_free(r->implicit_inputs[i]);
     free(r->implicit_inputs);
+    for (size_t i = 0; i < r->n_input_names; i++)
+        sg_free(r->input_names[i]);
+    free(r->input_names);
+    for (size_t i = 0; i < r->n_output_names; i++)
+        sg_free(r->output_names[i]);
+    free(r->output_names);
     memset(r, 0, sizeof *r);
 }
