@@ -2096,3 +2096,70 @@ sg_tensor *sg__decode_tensor_bytes(sg_model *m, const uint8_t *data, size_t len,
     struct wr msg = {data, data + len, false};
     return decode_tensor(&D, msg);
 }
+
+/* ------------------------------------------- checks of single messages */
+
+sg_status sg__check_node_bytes(sg_model *m, const uint8_t *data, size_t len, struct sg_diag *diag)
+{
+    struct dec D = {.m = m, .a = m->arena, .diag = diag, .base = data};
+    struct wr r = {data, data + len, false};
+    struct pendings pg = {0};
+    sg_node owner = {0};
+    uint32_t f;
+    int wt;
+    bool has_op = false;
+    sg_status st = SG_OK;
+    while (!st && wr_tag(&r, &f, &wt)) {
+        const char *s;
+        size_t n;
+        struct wr sub;
+        if (f == 1 || f == 2) {
+            if (!read_name(&D, &r, wt, "NodeProto input/output name", &s, &n))
+                st = status_of(&D);
+        } else if (f == 3 || f == 4 || f == 6 || f == 7) {
+            if (!read_name(&D, &r, wt, "NodeProto string", &s, &n))
+                st = status_of(&D);
+            has_op |= f == 4;
+        } else if (f == 5) {
+            if (!read_msg(&D, &r, wt, &sub, "NodeProto.attribute") ||
+                !decode_attr(&D, sub, &owner, &pg))
+                st = status_of(&D);
+        } else {
+            wr_skip(&r, wt);
+            if (r.bad)
+                st = malformed(&D, &r, "NodeProto");
+        }
+    }
+    sg_free(pg.v);
+    if (!st && r.bad)
+        st = malformed(&D, &r, "NodeProto");
+    if (!st && !has_op)
+        st = sg_diag_set(diag, SG_EPARSE, "a node has no op_type");
+    return st;
+}
+
+sg_status sg__check_value_info_bytes(sg_model *m, const uint8_t *data, size_t len,
+                                     struct sg_diag *diag)
+{
+    struct dec D = {.m = m, .a = m->arena, .diag = diag, .base = data};
+    struct wr r = {data, data + len, false};
+    uint32_t f;
+    int wt;
+    while (wr_tag(&r, &f, &wt)) {
+        const char *s;
+        size_t n;
+        struct wr sub;
+        if (f == 1 || f == 3) {
+            if (!read_name(&D, &r, wt, "ValueInfoProto string", &s, &n))
+                return status_of(&D);
+        } else if (f == 2) {
+            if (!read_msg(&D, &r, wt, &sub, "ValueInfoProto.type") || !decode_type(&D, sub, 0))
+                return status_of(&D);
+        } else {
+            wr_skip(&r, wt);
+            if (r.bad)
+                return malformed(&D, &r, "ValueInfoProto");
+        }
+    }
+    return r.bad ? malformed(&D, &r, "ValueInfoProto") : SG_OK;
+}

@@ -22,4 +22,14 @@ sg_status sg__decode_model(sg_model *m, const uint8_t *data, size_t len, struct 
 sg_tensor *sg__decode_tensor_bytes(sg_model *m, const uint8_t *data, size_t len,
                                    struct sg_diag *diag);
 
+/* The loader's checks of one NodeProto (its strings, wire types and
+ * attributes, an op_type given) and of one ValueInfoProto (its strings and
+ * type), decoding into m's arena what a check needs and binding nothing:
+ * for a reader that copies messages without building the IR
+ * (extract_stream.c). Stricter than a load where a load skips a part (a
+ * second entry of a name): such a reader then loads the model. */
+sg_status sg__check_node_bytes(sg_model *m, const uint8_t *data, size_t len, struct sg_diag *diag);
+sg_status sg__check_value_info_bytes(sg_model *m, const uint8_t *data, size_t len,
+                                     struct sg_diag *diag);
+
 #endif

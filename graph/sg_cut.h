@@ -75,6 +75,10 @@ struct sg_extract_report {
      * outside the cut: they became inputs of the sub-model. */
     char **implicit_inputs;
     size_t n_implicit_inputs;
+    /* The result's inputs and outputs, in order (sg_extract_file only:
+     * after sg_model_extract the model itself says). */
+    char **input_names, **output_names;
+    size_t n_input_names, n_output_names;
 };
 
 void sg_extract_report_free(struct sg_extract_report *r);
@@ -99,6 +103,38 @@ void sg_extract_report_free(struct sg_extract_report *r);
  */
 sg_status sg_model_extract(sg_model *m, const struct sg_extract_spec *spec,
                            struct sg_extract_report *rep, struct sg_diag *diag);
+
+/* A type given for a tensor by element type and dims, before any model is
+ * loaded (sg_cut_decl's type lives in a model's arena). rank -1: unknown;
+ * a dim below 0: unknown. */
+struct sg_cut_dims_decl {
+    const char *name;
+    int32_t dtype;
+    int rank;
+    const int64_t *dims;
+};
+
+/*
+ * Extract from the file `model` into the file `out` without loading the
+ * model: the kept messages are copied byte for byte from a read-only
+ * mapping whose pages are given back as they are passed, and the index
+ * costs some 30 bytes a tensor name and 4 an edge, so memory stays well
+ * under the file's size. The result is the model sg_model_extract would
+ * write for the same cut (spec's decls and typer must be empty: give
+ * types in `decls`).
+ *
+ * For what it does not cover (subgraphs, model-local functions, sparse or
+ * external tensors, a graph not in topological order, an exposed tensor
+ * the model does not type once, and any defect the loader or
+ * sg_model_extract would report) it returns SG_EUNSUPPORTED with the
+ * reason in diag and nothing written: load the model and run
+ * sg_model_extract, whose messages are the reference. Other statuses are
+ * the writer's (the output guard's SG_EEXISTS, SG_EIO). rep (may be NULL)
+ * gets the counts and input_names/output_names.
+ */
+sg_status sg_extract_file(const char *model, const char *out, const struct sg_extract_spec *spec,
+                          const struct sg_cut_dims_decl *decls, size_t n_decls,
+                          struct sg_extract_report *rep, struct sg_diag *diag);
 
 /* ------------------------------------------------------------------ split */
 

@@ -34,7 +34,11 @@ const struct sg_command sg_cmd_extract = {
     "  --outputs T1,T2           tensors that become the outputs (typed the same way)\n"
     "  --start-nodes N1,N2       nodes whose non-constant inputs become the inputs\n"
     "  --end-nodes N1,N2         nodes whose outputs become the outputs\n"
-    "  -o, --output OUT          the model to write (atomically)\n" CLI_SAVE_USAGE
+    "  -o, --output OUT          the model to write (atomically)\n"
+    "  --in-memory               load the model to cut it (by default a model without\n"
+    "                            subgraphs, functions or external data is cut from\n"
+    "                            the file, in a fraction of its size in memory)\n"
+    "  -v, --verbose             say on stderr which way the cut was made, and why\n" CLI_SAVE_USAGE
     "\nSingle-op cases (an ONNX backend-test folder per node):\n"
     "  --node NAME, --nodes N1,N2, --all\n"
     "  --golden DUMP_DIR         the tensors from a `surgeon run --dump all` folder\n"
@@ -66,17 +70,77 @@ static void print_list(const char *what, sg_value **v, uint32_t n)
     putchar('\n');
 }
 
+/* The typed items of d as dims declarations (pointing into d). */
+static size_t dims_decls(const struct cli_decls *d, struct sg_cut_dims_decl *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->v[i].typed)
+            out[n++] =
+                (struct sg_cut_dims_decl){d->v[i].name, d->v[i].dtype, d->v[i].rank, d->v[i].dims};
+    return n;
+}
+
+static void print_names(const char *what, char **v, size_t n)
+{
+    printf("  %s:", what);
+    for (size_t i = 0; i < n; i++)
+        printf("%s %s", i ? "," : "", v[i]);
+    putchar('\n');
+}
+
+/* The cut straight from the file (sg_extract_file): 1 when it was made (or
+ * failed for good, *rc says), 0 when the model needs loading. */
+static int extract_streaming(const char *model, const char *out, struct sg_extract_spec *spec,
+                             const struct cli_decls *ins, const struct cli_decls *outs,
+                             bool verbose, int *rc)
+{
+    struct sg_cut_dims_decl *dd = sg_calloc(ins->n + outs->n + 1, sizeof *dd);
+    if (!dd) {
+        cli_error("out of memory");
+        *rc = SG_EXIT_FAIL;
+        return 1;
+    }
+    size_t n = dims_decls(ins, dd);
+    n += dims_decls(outs, dd + n);
+    struct sg_extract_report rep = {0};
+    struct sg_diag diag = {0};
+    sg_status st = sg_extract_file(model, out, spec, dd, n, &rep, &diag);
+    sg_free(dd);
+    if (st == SG_EUNSUPPORTED) {
+        if (verbose)
+            fprintf(stderr, "surgeon extract: loading the model: %s\n", diag.msg);
+        sg_extract_report_free(&rep);
+        return 0;
+    }
+    if (verbose && !st)
+        fprintf(stderr, "surgeon extract: cut from the file, without loading the model\n");
+    if (st) {
+        *rc = cli_fail(&diag);
+    } else {
+        printf("%s: %zu nodes kept, %zu removed, %zu initializers -> %s\n", model, rep.n_kept,
+               rep.n_removed, rep.n_inits, out);
+        print_names("inputs", rep.input_names, rep.n_input_names);
+        print_names("outputs", rep.output_names, rep.n_output_names);
+        *rc = SG_EXIT_OK;
+    }
+    sg_extract_report_free(&rep);
+    return 1;
+}
+
 static int run(int argc, char **argv)
 {
     if (wants_cases(argc, argv))
         return sg__extract_cases(argc, argv, &sg_cmd_extract);
-    enum { O_INPUTS = 0x201, O_OUTPUTS, O_START, O_END };
+    enum { O_INPUTS = 0x201, O_OUTPUTS, O_START, O_END, O_IN_MEMORY };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"inputs", required_argument, NULL, O_INPUTS},
         {"outputs", required_argument, NULL, O_OUTPUTS},
         {"start-nodes", required_argument, NULL, O_START},
         {"end-nodes", required_argument, NULL, O_END},
+        {"in-memory", no_argument, NULL, O_IN_MEMORY},
+        {"verbose", no_argument, NULL, 'v'},
         CLI_SAVE_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
@@ -84,16 +148,24 @@ static int run(int argc, char **argv)
     struct cli_decls ins = {0}, outs = {0};
     struct cli_list start = {0}, end = {0};
     const char *out = NULL;
+    bool in_memory = false, save_given = false, verbose = false;
     int rc = SG_EXIT_OK, c;
     char err[256];
     opterr = 0;
-    while (rc == SG_EXIT_OK && (c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
+    while (rc == SG_EXIT_OK && (c = getopt_long(argc, argv, ":o:v", longopts, NULL)) != -1) {
         int r = cli_save_option(&sg_cmd_extract, &save, c, optarg);
         if (r >= 0) {
             rc = r;
+            save_given = true;
             continue;
         }
         switch (c) {
+        case O_IN_MEMORY:
+            in_memory = true;
+            break;
+        case 'v':
+            verbose = true;
+            break;
         case 'o':
             out = optarg;
             break;
@@ -135,24 +207,13 @@ static int run(int argc, char **argv)
         rc = cli_usage(&sg_cmd_extract, "say what to extract: --outputs or --end-nodes");
         goto done;
     }
-    struct sg_diag diag = {0};
-    if (sg_model_load(argv[optind], NULL, &m, &diag)) {
-        rc = cli_fail(&diag);
-        goto done;
-    }
-    size_t n_di = 0, n_do = 0;
     in_names = cli_decls_names(&ins);
     out_names = cli_decls_names(&outs);
-    decls_in = cli_decls_types(&ins, m, &n_di);
-    decls_out = cli_decls_types(&outs, m, &n_do);
-    decls = sg_calloc(n_di + n_do + 1, sizeof *decls);
-    if (!in_names || !out_names || !decls_in || !decls_out || !decls) {
+    if (!in_names || !out_names) {
         cli_error("out of memory");
         rc = SG_EXIT_FAIL;
         goto done;
     }
-    memcpy(decls, decls_in, n_di * sizeof *decls);
-    memcpy(decls + n_di, decls_out, n_do * sizeof *decls);
     struct sg_extract_spec spec = {
         .inputs = in_names,
         .n_inputs = ins.n,
@@ -162,9 +223,30 @@ static int run(int argc, char **argv)
         .n_start_nodes = start.n,
         .end_nodes = (const char *const *)end.v,
         .n_end_nodes = end.n,
-        .decls = decls,
-        .n_decls = n_di + n_do,
     };
+    /* Saving options need the saver; otherwise the file path is tried
+     * first and answers for every model it covers. */
+    if (!in_memory && !save_given &&
+        extract_streaming(argv[optind], out, &spec, &ins, &outs, verbose, &rc))
+        goto done;
+    struct sg_diag diag = {0};
+    if (sg_model_load(argv[optind], NULL, &m, &diag)) {
+        rc = cli_fail(&diag);
+        goto done;
+    }
+    size_t n_di = 0, n_do = 0;
+    decls_in = cli_decls_types(&ins, m, &n_di);
+    decls_out = cli_decls_types(&outs, m, &n_do);
+    decls = sg_calloc(n_di + n_do + 1, sizeof *decls);
+    if (!decls_in || !decls_out || !decls) {
+        cli_error("out of memory");
+        rc = SG_EXIT_FAIL;
+        goto done;
+    }
+    memcpy(decls, decls_in, n_di * sizeof *decls);
+    memcpy(decls + n_di, decls_out, n_do * sizeof *decls);
+    spec.decls = decls;
+    spec.n_decls = n_di + n_do;
     if (sg_model_extract(m, &spec, &rep, &diag)) {
         rc = cli_fail(&diag);
         cli_print_missing(&rep);
