@@ -125,6 +125,8 @@ struct xs {
     size_t n_domains;
     size_t n_kept, n_inits_kept;
     bool asked_twice;   /* two nodes have an asked name */
+    bool unsorted;      /* a node reads what a later one makes */
+    bool dt_changed;    /* infer_node changed a type (passes over an unsorted graph) */
     size_t n_two_types; /* entries with two type fields */
     sg_model *scratch;  /* what check_message decodes into */
     size_t n_checked;
@@ -795,9 +797,57 @@ static sg_status scan_graph(struct xs *x)
     return SG_OK;
 }
 
+/* A graph out of file order (a converter appended nodes, say) must still
+ * have no cycle, which the loader reports: a depth-first walk up through
+ * producers, a state byte per node. */
+static sg_status check_acyclic(struct xs *x)
+{
+    struct frame {
+        uint32_t k, e;
+    } *stack = NULL;
+    size_t n = 0, cap = 0;
+    uint8_t *state = sg_calloc((size_t)x->n_nodes + 1, 1); /* 1 on the path, 2 done */
+    sg_status st = state ? SG_OK : no(x, "out of memory%s", NULL);
+    for (uint32_t s = 0; s < x->n_nodes && !st; s++) {
+        if (state[s])
+            continue;
+        for (uint32_t k = s;;) {
+            if (k != UINT32_MAX) {
+                if (!grow((void **)&stack, &cap, n + 1, sizeof *stack)) {
+                    st = no(x, "out of memory%s", NULL);
+                    break;
+                }
+                stack[n++] = (struct frame){k, x->first_edge[k]};
+                state[k] = 1;
+            }
+            if (!n)
+                break;
+            struct frame *f = &stack[n - 1];
+            k = UINT32_MAX;
+            if (f->e == x->first_edge[f->k + 1]) {
+                state[f->k] = 2;
+                n--;
+                continue;
+            }
+            uint32_t id = x->edges[f->e++];
+            int32_t p = id ? x->names[id].producer : -1;
+            if (p < 0 || state[p] == 2)
+                continue;
+            if (state[p] == 1) {
+                st = no(x, "the graph has a cycle%s", NULL);
+                break;
+            }
+            k = (uint32_t)p;
+        }
+    }
+    sg_free(stack);
+    sg_free(state);
+    return st;
+}
+
 /* What the loader checks and this path relies on: one producer per name,
- * every read defined before it (topological order), the graph outputs
- * defined. */
+ * every read defined (in file order, or else without a cycle), the graph
+ * outputs defined. */
 static sg_status check_graph(struct xs *x)
 {
     for (uint32_t id = 1; id < x->n_names; id++) {
@@ -815,11 +865,11 @@ static sg_status check_graph(struct xs *x)
                 continue;
             const struct sname *n = &x->names[id];
             if (n->producer >= (int32_t)k)
-                return no(x, "the graph is not in topological order%s", NULL);
+                x->unsorted = true;
             if (n->producer < 0 && !(n->flags & (F_INIT | F_INPUT)))
                 return no(x, "a node reads an undefined tensor%s", NULL);
         }
-    return SG_OK;
+    return x->unsorted ? check_acyclic(x) : SG_OK;
 }
 
 /* -------------------------------------------------------------- the cut */
@@ -847,16 +897,23 @@ static sg_status mark_const(struct xs *x)
     uint8_t *cnode = sg_calloc((size_t)x->n_nodes / 8 + 1, 1);
     if (!cnode)
         return no(x, "out of memory%s", NULL);
-    for (uint32_t k = 0; k < x->n_nodes; k++) {
-        bool all = true;
-        for (uint32_t e = x->first_edge[k]; e < x->first_edge[k + 1] && all; e++) {
-            const struct sname *v = &x->names[x->edges[e]];
-            if (x->edges[e] && !(v->flags & F_INIT) &&
-                !(v->producer >= 0 && cnode[v->producer >> 3] >> (v->producer & 7) & 1))
-                all = false;
+    /* In file order; a graph out of order takes passes until nothing
+     * changes (a node only ever becomes constant). */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t k = 0; k < x->n_nodes; k++) {
+            bool all = !(cnode[k >> 3] >> (k & 7) & 1);
+            for (uint32_t e = x->first_edge[k]; e < x->first_edge[k + 1] && all; e++) {
+                const struct sname *v = &x->names[x->edges[e]];
+                if (x->edges[e] && !(v->flags & F_INIT) &&
+                    !(v->producer >= 0 && cnode[v->producer >> 3] >> (v->producer & 7) & 1))
+                    all = false;
+            }
+            if (all) {
+                cnode[k >> 3] |= (uint8_t)(1u << (k & 7));
+                changed = x->unsorted;
+            }
         }
-        if (all)
-            cnode[k >> 3] |= (uint8_t)(1u << (k & 7));
     }
     for (uint32_t id = 1; id < x->n_names; id++) {
         struct sname *v = &x->names[id];
@@ -1137,7 +1194,9 @@ static sg_status infer_node(struct xs *x, struct wr m)
         if (!id || (x->names[id].flags & F_HASTYPE))
             continue;
         int32_t d = sg_node_output_dtype(&rn->n, (uint32_t)i, x->rule_in_dt);
-        x->dt[id] = d > 0 && d < SG_DTYPE_COUNT ? (uint8_t)d : 0;
+        uint8_t v = d > 0 && d < SG_DTYPE_COUNT ? (uint8_t)d : 0;
+        x->dt_changed |= x->dt[id] != v;
+        x->dt[id] = v;
     }
     return SG_OK;
 }
@@ -1166,11 +1225,13 @@ static sg_status infer_dtypes(struct xs *x)
     const uint8_t *g0 = x->base + x->graph.off;
     /* The loader's order: initializers, inputs, then outputs and
      * value_info; a name's first entry gives its type. */
+    int rounds = 0;
     for (int pass = 0; pass < 4; pass++) {
         struct wr r = {g0, g0 + x->graph.len, false};
         uint32_t f;
         int t;
         release_all(x);
+        x->dt_changed = false;
         while (wr_tag(&r, &f, &t)) {
             release_below(x, r.p);
             bool want = t == WT_LEN && (pass == 0   ? f == 5
@@ -1215,6 +1276,13 @@ static sg_status infer_dtypes(struct xs *x)
             if (d < 0 || d > 254)
                 return no(x, "an element type code over 254%s", NULL);
             x->dt[id] = (uint8_t)d;
+        }
+        /* Nodes out of order: again until no type changes (a fixed point
+         * of an acyclic graph is the one its topological order gives). */
+        if (pass == 3 && x->unsorted && x->dt_changed) {
+            if (++rounds == 16)
+                return no(x, "the graph is too far out of order to infer types%s", NULL);
+            pass = 2;
         }
     }
     return SG_OK;
@@ -1469,6 +1537,20 @@ static void put_tensor_type(struct sink *k, const struct retype *rt)
     }
 }
 
+/* Bytes [from, to) of the file, a megabyte at a time with the pages
+ * behind given back (a large initializer would otherwise be resident
+ * whole). */
+static void put_file_bytes(struct sink *k, struct xs *x, const uint8_t *from, const uint8_t *to)
+{
+    while (to - from > (1 << 20)) {
+        put(k, from, 1 << 20);
+        from += 1 << 20;
+        if (k->f)
+            release_below(x, from);
+    }
+    put(k, from, (size_t)(to - from));
+}
+
 /* The fields of ValueInfoProto `entry` but its name and type, as they are. */
 static void put_rest(struct sink *k, const struct xs *x, struct span entry)
 {
@@ -1561,7 +1643,7 @@ static void emit_graph(struct emit *E, struct sink *k)
             wr_skip(&r, t);
         }
         if (keep)
-            put(k, start, (size_t)(r.p - start));
+            put_file_bytes(k, x, start, r.p);
         release_below(x, r.p);
     }
     for (size_t i = 0; i < x->n_new_in + x->n_outs; i++) {

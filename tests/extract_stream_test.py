@@ -167,7 +167,8 @@ def random_model(rng, seed):
     typed, untyped and missing, initializers (as inputs under IR 3), Constant
     and Cast nodes, multi-output nodes, optional inputs left empty, custom
     domains, duplicate and empty node names, metadata, annotations,
-    training info, doc strings, sometimes the nodes out of order."""
+    training info, doc strings, sometimes the nodes out of order or in a
+    cycle."""
     f32 = TensorProto.FLOAT
     ir3 = rng.random() < 0.2
     inputs = [helper.make_tensor_value_info("x%d" % i, f32, [2, rng.choice([3, "n"])])
@@ -224,8 +225,13 @@ def random_model(rng, seed):
         vinfo.append(helper.make_tensor_value_info("orphan", f32, [1]))
     outs = rng.sample(made, min(len(made), rng.randint(1, 2)))
     outputs = [helper.make_tensor_value_info(o, f32, None) for o in outs]
-    if rng.random() < 0.1 and len(nodes) > 2:
-        nodes[0], nodes[-1] = nodes[-1], nodes[0]
+    r = rng.random()
+    if r < 0.1 and len(nodes) > 2:
+        nodes[0], nodes[-1] = nodes[-1], nodes[0]  # out of order
+    elif r < 0.15 and len(nodes) > 2:
+        nodes.append(nodes.pop(rng.randrange(len(nodes) - 1)))  # a converter's appended node
+    elif r < 0.18 and len(nodes) > 2 and nodes[0].input:
+        nodes[0].input[0] = nodes[-1].output[0]  # a cycle, when the last node depends on the first
     g = helper.make_graph(nodes, "g%d" % seed, inputs, outputs, inits, value_info=vinfo)
     if ir3:
         g.input.extend(helper.make_tensor_value_info(t.name, f32, [3]) for t in inits)

@@ -21,6 +21,11 @@ t() { echo "$1" | awk '{print $(NF-3)}'; }
 m() { echo "$1" | awk '{print $(NF-1)}'; }
 ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf "%.1f", y / x }'; }
 
+target() { # peak_MB file: the issue's memory target, under 2x the file's size
+    awk -v m="$1" -v b="$(stat -c %s "$2")" 'BEGIN {
+        t = 2 * b / 1048576; printf "  memory target (under 2x the file, %.1f MB): %s\n", t, m < t ? "met" : "NOT met" }'
+}
+
 pair() { # label model inputs outputs reps
     local label=$1 model=$2 ins=$3 outs=$4 n=$5
     local r
@@ -32,13 +37,39 @@ pair() { # label model inputs outputs reps
     a=$(echo "$r" | sed -n 1p)
     b=$(echo "$r" | sed -n 2p)
     echo "  $label: surgeon $(ratio "$(t "$a")" "$(t "$b")")x faster; peak $(m "$a") MB (python $(m "$b") MB)"
+    target "$(m "$a")" "$model"
+}
+
+# surgeon alone (best of n, and the loaded path for comparison), python
+# once under a time limit: onnx.utils.extract_model on half the chain ran
+# for over 19 minutes here.
+alone() { # label model inputs outputs reps
+    local label=$1 model=$2 ins=$3 outs=$4 n=$5 a
+    a=$($py tools/bench/measure.py "surgeon extract" "$n" --before "$clean" \
+        -- $S extract "$model" -o "$work/xout/s.onnx" --inputs "$ins" --outputs "$outs")
+    echo "$a"
+    $py tools/bench/measure.py "surgeon extract --in-memory" "$n" --before "$clean" \
+        -- $S extract "$model" -o "$work/xout/s.onnx" --inputs "$ins" --outputs "$outs" --in-memory
+    local limit=${PY_LIMIT:-300} t0 t1
+    t0=$(date +%s.%N)
+    if timeout "$limit" $py tools/bench/pyonnx_extract.py "$model" "$work/xout/p.onnx" "$ins" "$outs" \
+        >/dev/null 2>&1; then
+        t1=$(date +%s.%N)
+        echo "  onnx extract_model: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s"
+    else
+        echo "  onnx extract_model: unfinished after $limit s"
+    fi
+    target "$(m "$a")" "$model"
 }
 
 chain=$work/chain_100000.onnx
 echo
 echo "== 100,000-node chain ($(du -h "$chain" | cut -f1))"
 pair "10 nodes" "$chain" t49990 t50000 "$reps"
-pair "half (50,000 nodes)" "$chain" t49999 t99999 "$reps"
+$py tools/bench/measure.py "surgeon extract --in-memory" "$reps" --before "$clean" \
+    -- $S extract "$chain" -o "$work/xout/s.onnx" --inputs t49990 --outputs t50000 --in-memory
+echo "-- half (50,000 nodes)"
+alone "half" "$chain" t49999 t99999 "$reps"
 
 ext=$work/ext/model.onnx
 echo
