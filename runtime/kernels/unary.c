@@ -329,6 +329,14 @@ static sg_status run_clip(struct sg_kctx *k)
         lo = sg_kattr_float(k, "min", -FLT_MAX);
         hi = sg_kattr_float(k, "max", FLT_MAX);
     }
+    /* One type T for all three (the uint64 path reads the bounds raw). */
+    for (int i = 1; i <= 2; i++) {
+        const sg_rt_value *B = i == 1 ? Lo : Hi;
+        if (B && B->dtype != X->dtype)
+            return sg_kfail(k, SG_ETYPE, "%s is %s but the input is %s: Clip takes one type",
+                            i == 1 ? "min" : "max", sg_dtype_name(B->dtype),
+                            sg_dtype_name(X->dtype));
+    }
     if (Lo) {
         if (Lo->numel != 1)
             return sg_kfail(k, SG_ESHAPE, "min must be a scalar, got %s", sg_kshape(k, Lo));
