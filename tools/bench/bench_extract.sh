@@ -82,6 +82,8 @@ echo "$r"
 a=$(echo "$r" | sed -n 1p)
 b=$(echo "$r" | sed -n 2p)
 echo "  last 2 of 24 weights: surgeon $(ratio "$(t "$a")" "$(t "$b")")x faster; peak $(m "$a") MB (python $(m "$b") MB)"
+# (the pair's --before removed surgeon's output before python's run)
+$S extract "$ext" -o "$work/ext/cut_s.onnx" --inputs s21 --outputs s23 >/dev/null
 echo "  surgeon's output: $(du -h "$work/ext/cut_s.onnx" | cut -f1) (references weights.bin)"
 eval "$clean"
 r=$($py tools/bench/measure.py "surgeon extract, copied to another folder" 1 --before "$clean" \
