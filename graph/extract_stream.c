@@ -12,7 +12,7 @@
  * given back as each pass goes by them. Every message goes through the
  * loader's checks (decode_impl.h's single-message checks), the graph
  * through those of the loader that concern the cut (one producer per name,
- * topological order, defined reads, operator arity), and exposed tensors
+ * no cycle, defined reads, operator arity), and exposed tensors
  * the model leaves untyped get the element type the IR's inference gives
  * (and so do the value_info entries that inference types on its way). The
  * result is written by copying the byte ranges of every kept message in
@@ -20,8 +20,9 @@
  *
  * It covers the common case, and answers SG_EUNSUPPORTED, having written
  * nothing, for everything else: subgraphs (If/Loop/Scan bodies), model-local
- * functions, training information, sparse or external tensors, a graph not
- * in topological order, a tensor with two entries that the result keeps,
+ * functions, training information, sparse or external tensors, a tensor
+ * with two entries that the result keeps, a graph whose file order is too
+ * far from a topological one to infer types in a few passes,
  * and every defect the loader or sg_model_extract would report. The caller
  * then runs the loader and sg_model_extract, whose result and messages are
  * the reference: for every cut this path takes, both write the same model
@@ -57,8 +58,8 @@ static sg_status lookup(struct xs *x, const char *name, uint32_t *id)
 }
 
 /* F_CONST on every name computable from initializers alone: a node is
- * constant when all it reads is (in topological order, a bit per node),
- * and so are its outputs. */
+ * constant when all it reads is (a bit per node, passes in file order
+ * until none changes), and so are its outputs. */
 static sg_status mark_const(struct xs *x)
 {
     uint8_t *cnode = sg_calloc((size_t)x->n_nodes / 8 + 1, 1);

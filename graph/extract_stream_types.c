@@ -167,7 +167,8 @@ static sg_status infer_node(struct xs *x, struct wr m)
 
 /* x->dt for every name: first what is fixed (an initializer's data_type,
  * then an entry's type over it), then, node by node in the file's order
- * (topological: checked), the outputs without a typed entry by the rules.
+ * (again while a type changes, when that order is not topological), the
+ * outputs without a typed entry by the rules.
  * 0: unknown. The IR types a value from these same facts on demand. */
 sg_status sg__xs_infer_dtypes(struct xs *x)
 {

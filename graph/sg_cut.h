@@ -123,9 +123,9 @@ struct sg_cut_dims_decl {
  * write for the same cut (spec's decls and typer must be empty: give
  * types in `decls`).
  *
- * For what it does not cover (subgraphs, model-local functions, sparse or
- * external tensors, a graph not in topological order, an exposed tensor
- * the model does not type once, and any defect the loader or
+ * For what it does not cover (subgraphs, model-local functions, training
+ * information, sparse or external tensors, a tensor with two entries that
+ * the result keeps, and any defect the loader or
  * sg_model_extract would report) it returns SG_EUNSUPPORTED with the
  * reason in diag and nothing written: load the model and run
  * sg_model_extract, whose messages are the reference. Other statuses are
