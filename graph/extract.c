@@ -934,21 +934,21 @@ out:
     return st;
 }
 
+/* A report's list: sg_malloc'd strings in a malloc'd array. */
+static void free_names(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sg_free(v[i]);
+    free(v);
+}
+
 void sg_extract_report_free(struct sg_extract_report *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->n_missing; i++)
-        sg_free(r->missing[i]);
-    free(r->missing);
-    for (size_t i = 0; i < r->n_implicit_inputs; i++)
-        sg_free(r->implicit_inputs[i]);
-    free(r->implicit_inputs);
-    for (size_t i = 0; i < r->n_input_names; i++)
-        sg_free(r->input_names[i]);
-    free(r->input_names);
-    for (size_t i = 0; i < r->n_output_names; i++)
-        sg_free(r->output_names[i]);
-    free(r->output_names);
+    free_names(r->missing, r->n_missing);
+    free_names(r->implicit_inputs, r->n_implicit_inputs);
+    free_names(r->input_names, r->n_input_names);
+    free_names(r->output_names, r->n_output_names);
     memset(r, 0, sizeof *r);
 }

@@ -93,24 +93,25 @@ static sg_status mark_const(struct xs *x)
     return SG_OK;
 }
 
+/* Name id, once, on a list of the cut: its inputs (flag F_LISTED) or
+ * outputs (F_OUT). */
+static sg_status add_once(struct xs *x, uint32_t id, uint16_t flag, uint32_t **v, size_t *n,
+                          size_t *cap)
+{
+    if (x->names[id].flags & flag)
+        return SG_OK;
+    x->names[id].flags |= flag;
+    return sg__xs_push_id(v, n, cap, id) ? SG_OK : sg__xs_no(x, "out of memory%s", NULL);
+}
+
 static sg_status add_in(struct xs *x, uint32_t id)
 {
-    if (x->names[id].flags & F_LISTED)
-        return SG_OK;
-    x->names[id].flags |= F_LISTED;
-    return sg__xs_push_id(&x->ins, &x->n_ins, &x->cap_ins, id)
-               ? SG_OK
-               : sg__xs_no(x, "out of memory%s", NULL);
+    return add_once(x, id, F_LISTED, &x->ins, &x->n_ins, &x->cap_ins);
 }
 
 static sg_status add_out(struct xs *x, uint32_t id)
 {
-    if (x->names[id].flags & F_OUT)
-        return SG_OK;
-    x->names[id].flags |= F_OUT;
-    return sg__xs_push_id(&x->outs, &x->n_outs, &x->cap_outs, id)
-               ? SG_OK
-               : sg__xs_no(x, "out of memory%s", NULL);
+    return add_once(x, id, F_OUT, &x->outs, &x->n_outs, &x->cap_outs);
 }
 
 /* The outputs of node message `node` as cut outputs, in order. */
@@ -245,18 +246,12 @@ static sg_status settle(struct xs *x, const struct sg_extract_spec *s,
             return sg__xs_no(x, "out of memory%s", NULL);
         x->names[x->ins[i]].flags |= F_NEWIN;
     }
-    struct wr r = {x->base + x->graph.off, x->base + x->graph.off + x->graph.len, false};
+    struct xs_pass p = sg__xs_pass_begin(x, 11, 11);
     uint32_t f;
-    int t;
-    sg__xs_release_all(x);
-    while (wr_tag(&r, &f, &t)) {
-        sg__xs_release_below(x, r.p);
-        if (f != 11 || t != WT_LEN) {
-            wr_skip(&r, t);
-            continue;
-        }
+    struct wr m;
+    while (sg__xs_pass_next(x, &p, &f, &m)) {
         uint32_t id;
-        sg__xs_message_name(x, wr_len(&r), 1, &id, false, NULL);
+        sg__xs_message_name(x, m, 1, &id, false, NULL);
         struct sname *v = &x->names[id];
         if (id && (v->flags & F_INIT) && (v->flags & F_READ) && !(v->flags & F_NEWIN)) {
             v->flags |= F_NEWIN;
@@ -317,17 +312,10 @@ static sg_status settle(struct xs *x, const struct sg_extract_spec *s,
 static void find_entries(struct xs *x)
 {
     size_t n_exposed = x->n_new_in + x->n_outs;
-    struct wr r = {x->base + x->graph.off, x->base + x->graph.off + x->graph.len, false};
+    struct xs_pass p = sg__xs_pass_begin(x, 11, 13);
     uint32_t f;
-    int t;
-    sg__xs_release_all(x);
-    while (wr_tag(&r, &f, &t)) {
-        sg__xs_release_below(x, r.p);
-        if (t != WT_LEN || f < 11 || f > 13) {
-            wr_skip(&r, t);
-            continue;
-        }
-        struct wr m = wr_len(&r);
+    struct wr m;
+    while (sg__xs_pass_next(x, &p, &f, &m)) {
         uint32_t id;
         sg__xs_message_name(x, m, 1, &id, false, NULL);
         if (!id || !(x->names[id].flags & (F_NEWIN | F_OUT)))

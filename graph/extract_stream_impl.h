@@ -161,6 +161,17 @@ sg_status sg__xs_count_graph(struct xs *x, size_t *nodes, size_t *edges, size_t 
 sg_status sg__xs_scan_graph(struct xs *x);
 sg_status sg__xs_check_graph(struct xs *x);
 
+/* A pass over the graph's message fields numbered lo to hi, in file
+ * order, giving pages back behind it: sg__xs_pass_begin, then
+ * sg__xs_pass_next for each (its number in *f, its payload in *m) until it
+ * answers false. */
+struct xs_pass {
+    struct wr r;
+    uint32_t lo, hi;
+};
+struct xs_pass sg__xs_pass_begin(struct xs *x, uint32_t lo, uint32_t hi);
+bool sg__xs_pass_next(struct xs *x, struct xs_pass *p, uint32_t *f, struct wr *m);
+
 /* extract_stream.c: push an id on a heap array */
 bool sg__xs_push_id(uint32_t **v, size_t *n, size_t *cap, uint32_t id);
 

@@ -726,3 +726,24 @@ sg_status sg__xs_check_graph(struct xs *x)
         }
     return x->unsorted ? check_acyclic(x) : SG_OK;
 }
+
+struct xs_pass sg__xs_pass_begin(struct xs *x, uint32_t lo, uint32_t hi)
+{
+    const uint8_t *g0 = x->base + x->graph.off;
+    sg__xs_release_all(x);
+    return (struct xs_pass){{g0, g0 + x->graph.len, false}, lo, hi};
+}
+
+bool sg__xs_pass_next(struct xs *x, struct xs_pass *p, uint32_t *f, struct wr *m)
+{
+    int t;
+    while (wr_tag(&p->r, f, &t)) {
+        sg__xs_release_below(x, p->r.p);
+        if (t == WT_LEN && *f >= p->lo && *f <= p->hi) {
+            *m = wr_len(&p->r);
+            return true;
+        }
+        wr_skip(&p->r, t);
+    }
+    return false;
+}

@@ -214,17 +214,10 @@ static bool domain_used(const struct xs *x, const char *d)
 /* The domains of the kept nodes. */
 sg_status sg__xs_collect_domains(struct xs *x)
 {
-    struct wr r = {x->base + x->graph.off, x->base + x->graph.off + x->graph.len, false};
+    struct xs_pass p = sg__xs_pass_begin(x, 1, 1);
     uint32_t f, node = 0;
-    int t;
-    sg__xs_release_all(x);
-    while (wr_tag(&r, &f, &t)) {
-        sg__xs_release_below(x, r.p);
-        if (f != 1 || t != WT_LEN) {
-            wr_skip(&r, t);
-            continue;
-        }
-        struct wr m = wr_len(&r);
+    struct wr m;
+    while (sg__xs_pass_next(x, &p, &f, &m)) {
         if (!kept(x, node++))
             continue;
         uint32_t nf;
@@ -245,7 +238,6 @@ sg_status sg__xs_collect_domains(struct xs *x)
                 return sg__xs_no(x, "out of memory%s", NULL);
             x->n_domains++;
         }
-        sg__xs_release_below(x, r.p);
     }
     return SG_OK;
 }

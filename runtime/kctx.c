@@ -385,16 +385,8 @@ int64_t sg_rt_get_i64(const sg_rt_value *t, int64_t i)
         return ((const uint32_t *)d)[i];
     case SG_DTYPE_UINT64:
         return (int64_t)((const uint64_t *)d)[i];
-    default: {
-        double f = sg_rt_get_f64(t, i);
-        if (f != f)
-            return 0;
-        if (f >= 9.2233720368547758e18)
-            return INT64_MAX;
-        if (f <= -9.2233720368547758e18)
-            return INT64_MIN;
-        return (int64_t)f;
-    }
+    default:
+        return sg_rt_f64_to_i64(sg_rt_get_f64(t, i));
     }
 }
 
