@@ -11,6 +11,7 @@
  */
 #include "compare_impl.h"
 #include "sg_alloc.h"
+#include "sg_csv.h"
 #include "sg_file.h"
 #include "sg_dtype.h"
 #include "sg_json.h"
@@ -89,21 +90,6 @@ static void tensor_index(const struct sg_compare_row *row, char *buf, size_t siz
     snprintf(buf, size, "%s:output:%" PRIu32, who, row->index);
 }
 
-static void csv_field(FILE *out, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
 void sg__cmp_metric_strings(const struct sg_compare_row *row, char cells[9][48])
 {
     const double v[9] = {row->m.cosine, row->m.max_abs, row->m.accum_rel,
@@ -153,7 +139,7 @@ sg_status sg_compare_write_csv(const sg_compare_result *r, FILE *out)
         for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
             if (k)
                 fputc(',', out);
-            csv_field(out, fields[k]);
+            sg_csv_field(out, fields[k]);
         }
         fputc('\n', out);
     }

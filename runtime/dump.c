@@ -3,6 +3,7 @@
  */
 #include "rt_impl.h"
 #include "sg_alloc.h"
+#include "sg_csv.h"
 #include "sg_dump.h"
 #include "sg_dumpname.h"
 #include "sg_json.h"
@@ -833,21 +834,6 @@ static void json_entry_common(struct sg_json *j, const struct entry *e)
     }
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* Write dir/name through a temp file and rename. fn writes the content. */
 static sg_status write_text(sg_dump *d, const char *name, void (*fn)(FILE *, void *), void *ctx,
                             struct sg_diag *diag)
@@ -882,9 +868,9 @@ static void write_mapping(FILE *f, void *ctx)
 {
     sg_dump *d = ctx;
     for (size_t i = 0; i < d->n_map; i++) {
-        csv_field(f, d->map[i].file);
+        sg_csv_field(f, d->map[i].file);
         fputc(',', f);
-        csv_field(f, d->map[i].node);
+        sg_csv_field(f, d->map[i].node);
         fputc('\n', f);
     }
 }

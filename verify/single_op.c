@@ -12,6 +12,7 @@
  * what they can.
  */
 #include "sg_alloc.h"
+#include "sg_csv.h"
 #include "sg_file.h"
 #include "sg_io.h"
 #include "sg_json.h"
@@ -229,22 +230,6 @@ out:
 
 /* ------------------------------------------------------------ reports */
 
-static void csv_field(FILE *f, const char *s)
-{
-    bool quote = strpbrk(s, ",\"\n") != NULL;
-    if (!quote) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void csv_num(FILE *f, double v)
 {
     if (isnan(v))
@@ -262,13 +247,13 @@ static sg_status csv_writer(FILE *f, void *ctx)
           f);
     for (size_t i = 0; i < r->n; i++) {
         const struct sg_verify_single_row *w = &r->rows[i];
-        csv_field(f, w->node);
+        sg_csv_field(f, w->node);
         fputc(',', f);
-        csv_field(f, w->op_type);
+        sg_csv_field(f, w->op_type);
         fputc(',', f);
-        csv_field(f, w->dir ? w->dir : "");
+        sg_csv_field(f, w->dir ? w->dir : "");
         fputc(',', f);
-        csv_field(f, w->output ? w->output : "");
+        sg_csv_field(f, w->output ? w->output : "");
         if (w->made) {
             csv_num(f, w->m.cosine);
             csv_num(f, w->m.max_abs);
@@ -279,7 +264,7 @@ static sg_status csv_writer(FILE *f, void *ctx)
             fprintf(f, ",%s,%s,", w->m.overflow ? "YES" : "NO", w->fails ? "YES" : "NO");
         } else {
             fputs(",NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN,", f);
-            csv_field(f, w->error ? w->error : "");
+            sg_csv_field(f, w->error ? w->error : "");
         }
         fputc('\n', f);
     }
