@@ -156,7 +156,11 @@ static void make_taps(const struct rsz *r, uint32_t d, int64_t o, struct taps *t
     t->outside[o] = 0;
     t->cnt[o] = 0;
     if (r->ct == CT_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(in - 1))) {
+        /* Extrapolated: no tap is read, but a row's base offset still sums
+         * the indices, so they hold a valid one. */
         t->outside[o] = 1;
+        for (int64_t k = 0; k < t->n; k++)
+            idx[k] = 0;
         return;
     }
     /* x0 + ratio = x with ratio in (0, 1]: the neighbours are x0 + k. */
