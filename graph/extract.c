@@ -639,12 +639,16 @@ static sg_status prune_model(struct cut *c)
             else if (m->functions[f].body)
                 sg__graph_release(m->functions[f].body);
         m->n_functions = w;
+        /* The imports the kept nodes use; all of them when none is (a
+         * model whose nodes are in a domain it does not import): a model
+         * must import an opset to load. */
         w = 0;
         for (size_t i = 0; i < m->n_opsets; i++)
             if (sg__strmap_get(&u.domains,
                                sg__canon_domain(m->opsets[i].domain ? m->opsets[i].domain : "")))
                 m->opsets[w++] = m->opsets[i];
-        m->n_opsets = w;
+        if (w)
+            m->n_opsets = w;
         for (size_t i = 0; i < m->n_training; i++) {
             if (m->training[i].initialization)
                 sg__graph_release(m->training[i].initialization);
@@ -905,7 +909,10 @@ sg_status sg_model_extract(sg_model *m, const struct sg_extract_spec *spec,
     for (size_t k = 0; k < c.n_order; k++)
         keep[k] = (c.order[k]->mark & N_KEEP) != 0;
     /* Types before anything changes, so an error leaves m as it was. The
-     * dtype inference uses the marks: they are set again after it. */
+     * dtype inference keeps its own states in the marks (stamps that grow
+     * with every use in the process), so the cut's flags leave them first,
+     * lest a flag equal a stamp; they are set again after it. */
+    clear_marks(&c);
     sg_dtype_resolver res;
     sg_dtype_resolver_init(&res, m);
     for (size_t i = 0; i < new_in.n && !st; i++)

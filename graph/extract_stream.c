@@ -417,7 +417,7 @@ static sg_status plan(struct xs *x, const struct sg_extract_spec *spec,
         !(x->keep = sg__xs_map_array(x, 3, n_nodes / 8 + 1, 1)) ||
         !(x->edges = sg__xs_map_array(x, 4, n_edges, sizeof *x->edges)))
         return sg__xs_no(x, "out of memory%s", NULL);
-    x->names[0] = (struct sname){0, 0, -1, 0, 0};
+    x->names[0] = (struct sname){.producer = -1};
     x->n_names = 1;
     sg__xs_release_all(x);
     if ((st = sg__xs_scan_graph(x)) || (st = sg__xs_check_graph(x)))

@@ -41,13 +41,16 @@ enum {
 };
 
 struct sname {
-    uint32_t off;     /* of the name's bytes in the file */
-    uint32_t hash;    /* FNV-1a: probes compare it, not the file's bytes (whose
-                       * pages a comparison would bring back, 64 KB at a time) */
-    int32_t producer; /* node index; -1: none */
-    uint16_t len;
-    uint16_t flags;
+    uint32_t off;       /* of the name's bytes in the file */
+    uint32_t hash;      /* FNV-1a: probes compare it, not the file's bytes (whose
+                         * pages a comparison would bring back, 64 KB at a time) */
+    int32_t producer;   /* node index; -1: none */
+    uint32_t len : 15;  /* names are shorter than NAME_MAX_LEN */
+    uint32_t in_vi : 1; /* listed in value_info (twice: the loader refuses) */
+    uint32_t flags : 16;
 };
+#define NAME_MAX_LEN 32768
+_Static_assert(sizeof(struct sname) == 16, "a name's index entry stays 16 bytes");
 
 /* A byte range of the file. */
 struct span {
@@ -100,6 +103,7 @@ struct xs {
     size_t n_kept, n_inits_kept;
     bool asked_twice;   /* two nodes have an asked name */
     bool unsorted;      /* a node reads what a later one makes */
+    bool all_opsets;    /* the kept nodes use no imported domain: keep them all */
     bool dt_changed;    /* infer_node changed a type (passes over an unsorted graph) */
     size_t n_two_types; /* entries with two type fields */
     sg_model *scratch;  /* what check_message decodes into */

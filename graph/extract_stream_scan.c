@@ -96,7 +96,7 @@ bool sg__xs_name_id(struct xs *x, const uint8_t *p, size_t n, bool add, uint32_t
     *id = 0;
     if (n == 0)
         return true;
-    if (n > UINT16_MAX)
+    if (n >= NAME_MAX_LEN)
         return false;
     uint32_t h = hash_bytes(p, n);
     uint32_t i = home_slot(x, h);
@@ -114,7 +114,10 @@ bool sg__xs_name_id(struct xs *x, const uint8_t *p, size_t n, bool add, uint32_t
     if (!add || x->n_names == x->cap_names)
         return false;
     uint32_t nid = x->n_names++;
-    x->names[nid] = (struct sname){(uint32_t)(p - x->base), h, -1, (uint16_t)n, 0};
+    x->names[nid] = (struct sname){.off = (uint32_t)(p - x->base),
+                                   .hash = h,
+                                   .producer = -1,
+                                   .len = (uint32_t)n & (NAME_MAX_LEN - 1)};
     x->slots[i] = nid;
     *id = nid;
     return true;
@@ -128,7 +131,7 @@ static sg_status intern(struct xs *x, struct wr *r, uint32_t *id)
         return sg__xs_no(x, "malformed model%s", NULL);
     if (!sg__xs_name_id(x, s.p, (size_t)(s.end - s.p), true, id))
         return sg__xs_no(x,
-                         "a name over 64 KB, or more names than outputs, initializers and "
+                         "a name over 32 KB, or more names than outputs, initializers and "
                          "entries%s",
                          NULL);
     return SG_OK;
@@ -546,6 +549,11 @@ static sg_status scan_entry(struct xs *x, struct wr e, uint16_t flag)
         n->flags |= F_MULTI;
     } else {
         n->flags |= (typed ? F_TYPED : 0) | (n_types ? F_HASTYPE : 0);
+    }
+    if (!flag) {
+        if (n->in_vi)
+            return sg__xs_no(x, "a name is listed twice in value_info%s", NULL);
+        n->in_vi = 1;
     }
     if ((flag & (F_INPUT | F_OUTPUT)) && (n->flags & flag))
         return sg__xs_no(x, "a name is listed twice as a graph input or output%s", NULL);

@@ -239,6 +239,13 @@ sg_status sg__xs_collect_domains(struct xs *x)
             x->n_domains++;
         }
     }
+    /* As sg_model_extract: all imports stay when the kept nodes use none. */
+    x->all_opsets = true;
+    for (size_t i = 0; i < x->n_opsets && x->all_opsets; i++) {
+        char buf[256];
+        if (sg__xs_span_str(x, x->opset_domain[i], buf, sizeof buf) && domain_used(x, buf))
+            x->all_opsets = false;
+    }
     return SG_OK;
 }
 
@@ -271,7 +278,7 @@ sg_status sg__xs_write_model(FILE *out, void *ctx)
                 else
                     wr_skip(&o, ot);
             }
-            keep = domain_used(x, buf);
+            keep = x->all_opsets || domain_used(x, buf);
         } else {
             wr_skip(&r, t);
         }

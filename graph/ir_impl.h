@@ -74,7 +74,10 @@ sg_status sg__graph_check_loaded(sg_graph *g, struct sg_diag *diag);
 
 /* A number no value->mark holds from an earlier use of this counter
  * (values are zeroed when created, and 0 is never handed out): the
- * verifier and the dtype resolver mark the values they have seen with it. */
+ * verifier and the dtype resolver mark the values they have seen with it.
+ * Stamps lie in [2^24, 2^31): never one of the small flag sets other
+ * algorithms leave in marks (sg_model_extract's), never the verifier's node
+ * numbers (2^31 up). */
 uint32_t sg__next_stamp(void);
 
 /* t's payload as it is stored (sg_tensor_nbytes bytes): sg_tensor_data

@@ -16,11 +16,8 @@
 uint32_t sg__next_stamp(void)
 {
     static _Atomic uint32_t counter;
-    uint32_t s;
-    do
-        s = ++counter;
-    while (s == 0);
-    return s;
+    const uint32_t base = 1u << 24, span = (1u << 31) - (1u << 24);
+    return base + ++counter % span;
 }
 
 static const char *nlabel(const sg_node *n)
